@@ -1,0 +1,273 @@
+// chrome_trace(*) and chrome_trace(kind, name, ts, dur, pid, tid [, process_name, thread_name, args,
+// correlation_id, global_tid]): aggregates returning Chrome Trace Event JSON.
+//
+// The (*) form takes no arguments (SQLite passes none for "*"): it reads the current row of the trace_events scan
+// it runs over, straight from the cursor. It refuses, with an error saying what to write instead, whenever that row
+// is not the one being aggregated: the rows were sorted, grouped or materialized first (the scan has finished by
+// the time the aggregate runs), they come from another table (no scan), two scans are open (a join), or one
+// scan row is fed twice or a scan restarts (trace_events inside a join loop).
+#include <fmt/format.h>
+
+#include <climits>
+#include <memory>
+
+#include "ext/connection_state.h"
+#include "src/chrome_trace_writer.h"
+#include "src/statement.h"
+
+#ifndef NSYSTRACE_VERSION
+#define NSYSTRACE_VERSION "unknown"
+#endif
+
+namespace nsystrace {
+namespace {
+
+constexpr const char* kExplicitForm =
+    "chrome_trace(kind, name, ts, dur, pid, tid, process_name, thread_name, args, correlation_id, global_tid)";
+
+struct Aggregate {
+  explicit Aggregate(sqlite3* db) {
+    int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
+    out.set_limit(static_cast<size_t>(limit),
+                  fmt::format("nsystrace: the trace is larger than SQLite's largest value (SQLITE_LIMIT_LENGTH = {} "
+                              "bytes); narrow the query (by kind, ts or pid), or raise the limit",
+                              limit));
+    writer = std::make_unique<ChromeTraceWriter>(out);
+  }
+  OutputBuffer out;
+  std::unique_ptr<ChromeTraceWriter> writer;
+  // The (*) form's scan.
+  bool star = false, explicit_form = false;
+  uint64_t cursor_id = 0, generation = 0;
+  int64_t last_row = 0;
+  std::shared_ptr<const ProfileCatalog> catalog;
+  std::map<std::string, uint64_t> skipped;
+};
+
+struct Slot {
+  Aggregate* agg;
+};
+
+Aggregate* get_aggregate(sqlite3_context* ctx, bool create) {
+  auto* slot = static_cast<Slot*>(sqlite3_aggregate_context(ctx, create ? sizeof(Slot) : 0));
+  if (slot == nullptr) return nullptr;
+  if (slot->agg == nullptr && create) slot->agg = new Aggregate(sqlite3_context_db_handle(ctx));
+  return slot->agg;
+}
+
+void free_aggregate(sqlite3_context* ctx) {
+  auto* slot = static_cast<Slot*>(sqlite3_aggregate_context(ctx, 0));
+  if (slot != nullptr) {
+    delete slot->agg;
+    slot->agg = nullptr;
+  }
+}
+
+void step_star(sqlite3_context* ctx, Aggregate& agg) {
+  auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+  auto live = state->live_cursors();
+  if (live.empty())
+    throw Error(fmt::format(
+        "nsystrace: chrome_trace(*) must run directly over a trace_events scan, but here its rows were sorted, "
+        "grouped or materialized first (ORDER BY, GROUP BY, DISTINCT, a subquery or view that is not flattened) or "
+        "come from another table. Use `SELECT chrome_trace(*) FROM trace_events WHERE ...`, or pass the columns: "
+        "{}",
+        kExplicitForm));
+  if (live.size() > 1)
+    throw Error(fmt::format(
+        "nsystrace: chrome_trace(*) sees {} trace_events scans at once (a join of trace_events with itself, or a "
+        "subquery over it) and cannot tell which row it aggregates. Use {}",
+        live.size(), kExplicitForm));
+  TraceEventsCursor* cursor = live.front();
+  TimelineScan& scan = *cursor->scan;
+  if (agg.star) {
+    if (cursor->id != agg.cursor_id || cursor->generation != agg.generation)
+      throw Error(fmt::format(
+          "nsystrace: chrome_trace(*) saw the trace_events scan restart (trace_events is the inner loop of a join), "
+          "so its rows would repeat. Aggregate over trace_events alone, or use {}",
+          kExplicitForm));
+    if (scan.row_number() == agg.last_row)
+      throw Error(fmt::format(
+          "nsystrace: chrome_trace(*) was fed the same trace_events row twice (a join multiplies the rows). "
+          "Aggregate over trace_events alone, or use {}",
+          kExplicitForm));
+  } else {
+    agg.star = true;
+    agg.cursor_id = cursor->id;
+    agg.catalog = std::shared_ptr<const ProfileCatalog>(&scan.catalog(), [](const ProfileCatalog*) {});
+  }
+  agg.generation = cursor->generation;
+  agg.last_row = scan.row_number();
+
+  const TraceRow& r = scan.row();
+  std::string_view process_name = r.process_name ? std::string_view(*r.process_name) : std::string_view();
+  std::string_view thread_name = r.thread_name ? std::string_view(*r.thread_name) : std::string_view();
+  ChromeEvent ev;
+  ev.kind = kind_name(r.kind);
+  ev.name = r.name;
+  ev.ts = r.ts;
+  ev.has_dur = r.has_dur;
+  ev.dur = r.dur;
+  ev.pid = r.pid;
+  ev.tid = r.tid;
+  ev.process_name = r.process_name ? &process_name : nullptr;
+  ev.thread_name = r.thread_name ? &thread_name : nullptr;
+  ev.args = scan.args();
+  ev.has_correlation = r.has_correlation;
+  ev.correlation_id = r.correlation_id;
+  ev.has_global_tid = r.has_global_tid;
+  ev.global_tid = r.global_tid;
+  agg.writer->add(ev);
+}
+
+std::string_view text_of(sqlite3_value* v) {
+  const unsigned char* p = sqlite3_value_text(v);
+  return p ? std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_value_bytes(v)))
+           : std::string_view();
+}
+
+int64_t integer_arg(sqlite3_value* v, const char* what, bool* is_null) {
+  *is_null = sqlite3_value_type(v) == SQLITE_NULL;
+  if (*is_null) return 0;
+  int type = sqlite3_value_numeric_type(v);
+  if (type == SQLITE_INTEGER) return sqlite3_value_int64(v);
+  if (type == SQLITE_FLOAT) {
+    double d = sqlite3_value_double(v);
+    if (d == static_cast<double>(static_cast<int64_t>(d)) && d < 9.2e18 && d > -9.2e18)
+      return static_cast<int64_t>(d);
+  }
+  throw Error(fmt::format("nsystrace: chrome_trace(): {} must be an integer, got '{}'", what, text_of(v)));
+}
+
+void step_explicit(sqlite3_context* ctx, Aggregate& agg, int argc, sqlite3_value** argv) {
+  if (agg.star) throw Error("nsystrace: chrome_trace() cannot mix the (*) and the explicit forms");
+  agg.explicit_form = true;
+  bool null = false;
+  ChromeEvent ev;
+  std::string kind(text_of(argv[0]));
+  ev.kind = kind;
+  ev.name = text_of(argv[1]);
+  ev.ts = integer_arg(argv[2], "ts", &null);
+  if (null) throw Error("nsystrace: chrome_trace(): ts must not be NULL");
+  ev.dur = integer_arg(argv[3], "dur", &null);
+  ev.has_dur = !null;
+  if (ev.has_dur && ev.dur < 0) throw Error(fmt::format("nsystrace: chrome_trace(): dur must not be negative, got {}", ev.dur));
+  ev.pid = integer_arg(argv[4], "pid", &null);
+  if (null || ev.pid < 0 || ev.pid > INT32_MAX)
+    throw Error("nsystrace: chrome_trace(): pid must be an integer from 0 to 2^31-1 (Chrome's track ids)");
+  ev.tid = integer_arg(argv[5], "tid", &null);
+  if (null || ev.tid < 0 || ev.tid > INT32_MAX)
+    throw Error("nsystrace: chrome_trace(): tid must be an integer from 0 to 2^31-1 (Chrome's track ids)");
+  std::string_view process_name, thread_name;
+  if (argc > 6 && sqlite3_value_type(argv[6]) != SQLITE_NULL) {
+    process_name = text_of(argv[6]);
+    ev.process_name = &process_name;
+  }
+  if (argc > 7 && sqlite3_value_type(argv[7]) != SQLITE_NULL) {
+    thread_name = text_of(argv[7]);
+    ev.thread_name = &thread_name;
+  }
+  std::string wrapped;
+  if (argc > 8 && sqlite3_value_type(argv[8]) != SQLITE_NULL) {
+    std::string_view args = text_of(argv[8]);
+    if (!args.empty() && args.front() == '{' && is_valid_json(args)) {
+      ev.args = args;
+    } else {  // not a JSON object: keep it, as a string
+      JsonObject(wrapped).string("value", args).close();
+      ev.args = wrapped;
+    }
+  }
+  if (argc > 9) {
+    ev.correlation_id = integer_arg(argv[9], "correlation_id", &null);
+    ev.has_correlation = !null;
+  }
+  if (argc > 10) {
+    ev.global_tid = integer_arg(argv[10], "global_tid", &null);
+    ev.has_global_tid = !null;
+  }
+  agg.writer->add(ev);
+}
+
+void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  try {
+    if (argc != 0 && (argc < 6 || argc > 11))
+      throw Error(fmt::format("nsystrace: chrome_trace() takes * or 6 to 11 arguments: {}", kExplicitForm));
+    Aggregate* agg = get_aggregate(ctx, true);
+    if (agg == nullptr) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    if (argc == 0) step_star(ctx, *agg);
+    else step_explicit(ctx, *agg, argc, argv);
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+  }
+}
+
+std::string other_data(const Aggregate* agg, sqlite3* db) {
+  std::string json;
+  JsonObject o(json);
+  o.string("generator", "nsystrace " NSYSTRACE_VERSION);
+  if (agg != nullptr && agg->catalog) {
+    const ProfileCatalog& c = *agg->catalog;
+    const char* file = sqlite3_db_filename(db, c.schema().schema().c_str());
+    if (file && *file) o.string("source_file", file);
+    std::string meta;
+    JsonObject m(meta);
+    for (const auto& [k, v] : c.export_metadata()) m.string(k, v);
+    m.close();
+    o.raw("export", meta);
+    if (c.session_start_utc_ns()) o.integer("session_start_utc_ns", *c.session_start_utc_ns());
+    std::string gpus;
+    JsonObject g(gpus);
+    for (const auto& [id, name] : c.gpus()) g.string(std::to_string(id), name);
+    g.close();
+    o.raw("gpus", gpus);
+  }
+  if (agg != nullptr) {
+    std::string counts;
+    JsonObject k(counts);
+    for (const auto& [kind, n] : agg->writer->kind_counts()) k.integer(kind, static_cast<int64_t>(n));
+    k.close();
+    o.raw("event_counts", counts);
+    o.integer("flows", static_cast<int64_t>(agg->writer->flows()));
+  }
+  o.close();
+  return json;
+}
+
+void x_final(sqlite3_context* ctx) {
+  try {
+    Aggregate* agg = get_aggregate(ctx, false);
+    std::unique_ptr<Aggregate> empty;
+    if (agg == nullptr) {  // no rows: an empty but valid trace
+      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx));
+      agg = empty.get();
+      agg->writer->finish(other_data(nullptr, sqlite3_context_db_handle(ctx)));
+    } else {
+      agg->writer->finish(other_data(agg, sqlite3_context_db_handle(ctx)));
+    }
+    size_t size = 0;
+    char* text = agg->out.release(&size);
+    sqlite3_result_text64(ctx, text, size, free, SQLITE_UTF8);
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+  }
+  free_aggregate(ctx);
+}
+
+}  // namespace
+
+int register_chrome_trace(sqlite3* db, ConnectionState* state, std::string* error) {
+  // Not SQLITE_DETERMINISTIC: the (*) form depends on the scan it runs over, not on its (absent) arguments.
+  int rc = sqlite3_create_function_v2(db, "chrome_trace", -1, SQLITE_UTF8 | SQLITE_INNOCUOUS, state, nullptr,
+                                      x_step, x_final, nullptr);
+  if (rc != SQLITE_OK) *error = "cannot register chrome_trace";
+  return rc;
+}
+
+}  // namespace nsystrace

@@ -1,0 +1,51 @@
+// Per-connection state shared by the trace_events module and the chrome_trace functions: the open
+// trace_events cursors (chrome_trace(*) reads the current row of the one it runs over) and cached catalogs.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/profile_catalog.h"
+#include "src/sqlite_api.h"
+#include "src/timeline_scan.h"
+
+namespace nsystrace {
+
+struct TraceEventsCursor {
+  sqlite3_vtab_cursor base;  // must stay first: SQLite hands us &base
+  uint64_t id = 0;           // unique per connection
+  uint64_t generation = 0;   // bumped by every xFilter (a rescan)
+  std::unique_ptr<TimelineScan> scan;
+};
+
+class ConnectionState {
+ public:
+  explicit ConnectionState(sqlite3* db) : db_(db) {}
+  sqlite3* db() const { return db_; }
+
+  void add_cursor(TraceEventsCursor* c) { c->id = ++next_cursor_id_; cursors_.push_back(c); }
+  void remove_cursor(TraceEventsCursor* c);
+  // Cursors positioned on a row (not at EOF): candidates for chrome_trace(*)'s current row.
+  std::vector<TraceEventsCursor*> live_cursors() const;
+
+  // The catalog of database `schema`, reloaded when the database changed since it was read.
+  std::shared_ptr<const ProfileCatalog> catalog(const std::string& schema);
+
+ private:
+  struct CachedCatalog {
+    std::string version;
+    std::shared_ptr<const ProfileCatalog> catalog;
+  };
+  sqlite3* db_;
+  uint64_t next_cursor_id_ = 0;
+  std::vector<TraceEventsCursor*> cursors_;
+  std::map<std::string, CachedCatalog> catalogs_;
+};
+
+// Registration (ext/*.cc); each returns an SQLite result code and sets *error on failure.
+int register_trace_events(sqlite3* db, ConnectionState* state, std::string* error);
+int register_chrome_trace(sqlite3* db, ConnectionState* state, std::string* error);
+
+}  // namespace nsystrace

@@ -1,0 +1,322 @@
+// trace_events: an eponymous, read-only virtual table with one row per timeline event of the export.
+//
+// Pushdown (xBestIndex): constraints on kind (= and IN), ts (=, <, <=, >, >=) and pid (=) restrict which event
+// tables are read and what is read from them. idxStr lists the constraints handed to xFilter, one token per argv
+// entry, in argv order: "kind=", "kind_in", "ts=", "ts>", "ts>=", "ts<", "ts<=", "pid=". It is what EXPLAIN QUERY
+// PLAN shows. No constraint is omitted: SQLite re-checks them all, so a value we cannot use (NULL, text for ts)
+// only costs a wider scan, never a wrong row.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "ext/connection_state.h"
+#include "src/statement.h"
+
+namespace nsystrace {
+namespace {
+
+enum Column {
+  kColKind, kColName, kColTs, kColDur, kColPid, kColTid, kColProcessName, kColThreadName, kColDeviceId,
+  kColStreamId, kColCorrelationId, kColGlobalTid, kColArgs
+};
+
+constexpr const char* kSchema =
+    "CREATE TABLE x(kind TEXT, name TEXT, ts INTEGER, dur INTEGER, pid INTEGER, tid INTEGER, process_name TEXT,"
+    " thread_name TEXT, device_id INTEGER, stream_id INTEGER, correlation_id INTEGER, global_tid INTEGER,"
+    " args TEXT)";
+
+// Tables whose presence marks a database as an Nsight Systems export.
+constexpr const char* kExportMarkers[] = {
+    "StringIds", "META_DATA_EXPORT", "EXPORT_META_DATA", "ThreadNames", "TARGET_INFO_GPU",
+    "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "ProcessStreams"};
+
+struct TraceEventsVtab {
+  sqlite3_vtab base;
+  ConnectionState* state;
+};
+
+void set_error(sqlite3_vtab* vtab, const std::string& message) {
+  sqlite3_free(vtab->zErrMsg);
+  vtab->zErrMsg = sqlite3_mprintf("%s", message.c_str());
+}
+
+int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char** err) {
+  int rc = sqlite3_declare_vtab(db, kSchema);
+  if (rc != SQLITE_OK) return rc;
+  // Reading the profile has no side effects: safe to use from views and triggers of untrusted schemas.
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  auto* vtab = static_cast<TraceEventsVtab*>(sqlite3_malloc(sizeof(TraceEventsVtab)));
+  if (vtab == nullptr) return SQLITE_NOMEM;
+  std::memset(vtab, 0, sizeof *vtab);
+  vtab->state = static_cast<ConnectionState*>(aux);
+  *out = &vtab->base;
+  return SQLITE_OK;
+}
+
+int x_disconnect(sqlite3_vtab* vtab) {
+  sqlite3_free(vtab);
+  return SQLITE_OK;
+}
+
+int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+  std::string idx;
+  int argc = 0;
+  double cost = 1e7;
+  bool has_kind = false, has_ts = false, has_pid = false;
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (!c.usable) continue;
+    const char* token = nullptr;
+    if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
+      if (sqlite3_vtab_in(info, i, -1)) {
+        sqlite3_vtab_in(info, i, 1);  // hand us the whole IN list at once
+        token = "kind_in";
+      } else {
+        token = "kind=";
+      }
+      has_kind = true;
+    } else if (c.iColumn == kColTs) {
+      switch (c.op) {
+        case SQLITE_INDEX_CONSTRAINT_EQ: token = "ts="; break;
+        case SQLITE_INDEX_CONSTRAINT_GT: token = "ts>"; break;
+        case SQLITE_INDEX_CONSTRAINT_GE: token = "ts>="; break;
+        case SQLITE_INDEX_CONSTRAINT_LT: token = "ts<"; break;
+        case SQLITE_INDEX_CONSTRAINT_LE: token = "ts<="; break;
+        default: break;
+      }
+      if (token) has_ts = true;
+    } else if (c.iColumn == kColPid && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
+      token = "pid=";
+      has_pid = true;
+    }
+    if (token == nullptr) continue;
+    info->aConstraintUsage[i].argvIndex = ++argc;
+    info->aConstraintUsage[i].omit = 0;
+    if (!idx.empty()) idx += ' ';
+    idx += token;
+  }
+  if (has_kind) cost /= 4;
+  if (has_ts) cost /= 10;
+  if (has_pid) cost /= 4;
+  info->estimatedCost = cost;
+  info->estimatedRows = static_cast<sqlite3_int64>(cost);
+  info->idxNum = argc;
+  if (!idx.empty()) {
+    info->idxStr = sqlite3_mprintf("%s", idx.c_str());
+    info->needToFreeIdxStr = 1;
+  }
+  return SQLITE_OK;
+}
+
+int x_open(sqlite3_vtab* base, sqlite3_vtab_cursor** out) {
+  auto* vtab = reinterpret_cast<TraceEventsVtab*>(base);
+  auto* cursor = new (std::nothrow) TraceEventsCursor();
+  if (cursor == nullptr) return SQLITE_NOMEM;
+  vtab->state->add_cursor(cursor);
+  *out = &cursor->base;
+  return SQLITE_OK;
+}
+
+int x_close(sqlite3_vtab_cursor* base) {
+  auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
+  auto* vtab = reinterpret_cast<TraceEventsVtab*>(base->pVtab);
+  vtab->state->remove_cursor(cursor);
+  delete cursor;
+  return SQLITE_OK;
+}
+
+// Applies one ts comparison to the inclusive bounds. Integral values only; others are left to SQLite.
+void apply_ts(ScanFilter& f, const std::string& op, sqlite3_value* v) {
+  int type = sqlite3_value_numeric_type(v);
+  int64_t lo = INT64_MIN, hi = INT64_MAX;  // the inclusive range of integers satisfying "ts op v"
+  if (type == SQLITE_INTEGER) {
+    int64_t x = sqlite3_value_int64(v);
+    if (op == "ts=") lo = hi = x;
+    else if (op == "ts>") { if (x == INT64_MAX) f.impossible = true; else lo = x + 1; }
+    else if (op == "ts>=") lo = x;
+    else if (op == "ts<") { if (x == INT64_MIN) f.impossible = true; else hi = x - 1; }
+    else if (op == "ts<=") hi = x;
+  } else if (type == SQLITE_FLOAT) {
+    double d = sqlite3_value_double(v);
+    if (std::isnan(d)) return;
+    auto clamp = [](double x) -> int64_t {  // x integral
+      if (x >= 9223372036854775807.0) return INT64_MAX;
+      if (x <= -9223372036854775808.0) return INT64_MIN;
+      return static_cast<int64_t>(x);
+    };
+    if (op == "ts=") {
+      if (std::floor(d) != d) { f.impossible = true; return; }
+      lo = hi = clamp(d);
+    } else if (op == "ts>" || op == "ts>=") {
+      double b = op == "ts>" ? std::floor(d) + 1 : std::ceil(d);
+      if (b > 9223372036854775807.0) f.impossible = true; else lo = clamp(b);
+    } else {
+      double b = op == "ts<" ? std::ceil(d) - 1 : std::floor(d);
+      if (b < -9223372036854775808.0) f.impossible = true; else hi = clamp(b);
+    }
+  } else {
+    return;  // NULL, text or blob: SQLite's own check decides (no integer ts satisfies most of them)
+  }
+  if (lo != INT64_MIN) f.ts_min = f.ts_min ? std::max(*f.ts_min, lo) : lo;
+  if (hi != INT64_MAX) f.ts_max = f.ts_max ? std::min(*f.ts_max, hi) : hi;
+  if (f.ts_min && f.ts_max && *f.ts_min > *f.ts_max) f.impossible = true;
+}
+
+uint32_t kind_mask_of(sqlite3_value* v) {
+  if (sqlite3_value_type(v) != SQLITE_TEXT) return 0;
+  std::string_view s(reinterpret_cast<const char*>(sqlite3_value_text(v)),
+                     static_cast<size_t>(sqlite3_value_bytes(v)));
+  auto k = kind_from_name(s);
+  return k ? kind_bit(*k) : 0;
+}
+
+ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
+  ScanFilter f;
+  std::istringstream tokens(idx_str ? idx_str : "");
+  std::string op;
+  for (int i = 0; i < argc && (tokens >> op); ++i) {
+    sqlite3_value* v = argv[i];
+    if (op == "kind=") {
+      f.kinds &= kind_mask_of(v);
+    } else if (op == "kind_in") {
+      uint32_t mask = 0;
+      sqlite3_value* item = nullptr;
+      for (int rc = sqlite3_vtab_in_first(v, &item); rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item))
+        mask |= kind_mask_of(item);
+      f.kinds &= mask;
+    } else if (op == "pid=") {
+      if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) continue;
+      int64_t pid = sqlite3_value_int64(v);
+      if (pid < 0 || pid >= (int64_t{1} << 31) || (f.pid && *f.pid != pid)) f.impossible = true;
+      f.pid = pid;
+    } else {
+      apply_ts(f, op, v);
+    }
+  }
+  if (f.kinds == 0) f.impossible = true;
+  return f;
+}
+
+void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
+  for (const char* t : kExportMarkers)
+    if (catalog.schema().has(t)) return;
+  const char* file = sqlite3_db_filename(db, catalog.schema().schema().c_str());
+  throw Error(fmt::format(
+      "nsystrace: database '{}' ({}) is not an Nsight Systems export: it has none of the tables nsys writes "
+      "(StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, ...). Export the report with "
+      "`nsys export --type sqlite report.nsys-rep` and open the .sqlite file it writes.",
+      catalog.schema().schema(), file && *file ? file : "in memory"));
+}
+
+int x_filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqlite3_value** argv) {
+  auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
+  auto* vtab = reinterpret_cast<TraceEventsVtab*>(base->pVtab);
+  try {
+    cursor->scan.reset();
+    ++cursor->generation;
+    ScanFilter filter = build_filter(idx_str, argc, argv);
+    sqlite3* db = vtab->state->db();
+    auto catalog = vtab->state->catalog("main");
+    check_is_export(*catalog, db);
+    cursor->scan = std::make_unique<TimelineScan>(db, std::move(catalog), filter);
+    return SQLITE_OK;
+  } catch (const std::bad_alloc&) {
+    return SQLITE_NOMEM;
+  } catch (const std::exception& e) {
+    cursor->scan.reset();
+    set_error(base->pVtab, e.what());
+    return SQLITE_ERROR;
+  }
+}
+
+int x_next(sqlite3_vtab_cursor* base) {
+  auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
+  try {
+    cursor->scan->next();
+    return SQLITE_OK;
+  } catch (const std::bad_alloc&) {
+    return SQLITE_NOMEM;
+  } catch (const std::exception& e) {
+    cursor->scan.reset();
+    set_error(base->pVtab, e.what());
+    return SQLITE_ERROR;
+  }
+}
+
+int x_eof(sqlite3_vtab_cursor* base) {
+  auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
+  return !cursor->scan || cursor->scan->eof();
+}
+
+void result_string(sqlite3_context* ctx, std::string_view s) {
+  sqlite3_result_text64(ctx, s.data(), s.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
+  auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
+  try {
+    const TraceRow& r = cursor->scan->row();
+    switch (column) {
+      case kColKind: sqlite3_result_text(ctx, kind_name(r.kind), -1, SQLITE_STATIC); break;
+      case kColName: result_string(ctx, r.name); break;
+      case kColTs: sqlite3_result_int64(ctx, r.ts); break;
+      case kColDur: if (r.has_dur) sqlite3_result_int64(ctx, r.dur); break;
+      case kColPid: sqlite3_result_int64(ctx, r.pid); break;
+      case kColTid: sqlite3_result_int64(ctx, r.tid); break;
+      case kColProcessName: if (r.process_name) result_string(ctx, *r.process_name); break;
+      case kColThreadName: if (r.thread_name) result_string(ctx, *r.thread_name); break;
+      case kColDeviceId: if (r.on_gpu) sqlite3_result_int64(ctx, r.device_id); break;
+      case kColStreamId: if (r.on_gpu) sqlite3_result_int64(ctx, r.stream_id); break;
+      case kColCorrelationId: if (r.has_correlation) sqlite3_result_int64(ctx, r.correlation_id); break;
+      case kColGlobalTid: if (r.has_global_tid) sqlite3_result_int64(ctx, r.global_tid); break;
+      case kColArgs: result_string(ctx, cursor->scan->args()); break;
+      default: break;
+    }
+    return SQLITE_OK;
+  } catch (const std::bad_alloc&) {
+    return SQLITE_NOMEM;
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+    return SQLITE_ERROR;
+  }
+}
+
+int x_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
+  *rowid = reinterpret_cast<TraceEventsCursor*>(base)->scan->row_number();
+  return SQLITE_OK;
+}
+
+sqlite3_module make_module() {
+  sqlite3_module m;
+  std::memset(&m, 0, sizeof m);
+  m.iVersion = 0;
+  m.xCreate = nullptr;  // eponymous-only: no CREATE VIRTUAL TABLE needed (or allowed)
+  m.xConnect = x_connect;
+  m.xBestIndex = x_best_index;
+  m.xDisconnect = x_disconnect;
+  m.xDestroy = x_disconnect;
+  m.xOpen = x_open;
+  m.xClose = x_close;
+  m.xFilter = x_filter;
+  m.xNext = x_next;
+  m.xEof = x_eof;
+  m.xColumn = x_column;
+  m.xRowid = x_rowid;
+  return m;
+}
+
+const sqlite3_module kModule = make_module();
+
+void destroy_state(void* p) { delete static_cast<ConnectionState*>(p); }
+
+}  // namespace
+
+int register_trace_events(sqlite3* db, ConnectionState* state, std::string* error) {
+  int rc = sqlite3_create_module_v2(db, "trace_events", &kModule, state, destroy_state);
+  if (rc != SQLITE_OK) *error = "cannot register trace_events";
+  return rc;
+}
+
+}  // namespace nsystrace

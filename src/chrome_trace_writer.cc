@@ -1,0 +1,132 @@
+#include "src/chrome_trace_writer.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace nsystrace {
+
+namespace {
+bool launches_gpu_work(std::string_view kind) { return kind == "kernel" || kind == "memcpy" || kind == "memset"; }
+
+// Tracks sort by their base id, extra lanes ((lane << 24) | base) right after their base.
+std::pair<int64_t, int64_t> thread_order(int64_t tid) { return {tid & 0xFFFFFF, tid >> 24}; }
+}  // namespace
+
+ChromeTraceWriter::ChromeTraceWriter(OutputBuffer& out) : out_(out) { out_.append("{\"traceEvents\":[\n"); }
+
+void ChromeTraceWriter::begin_event() {
+  if (!first_) out_.append(",\n", 2);
+  first_ = false;
+  out_.maybe_drain();
+}
+
+void ChromeTraceWriter::add(const ChromeEvent& ev) {
+  begin_event();
+  ++events_;
+  auto kc = kind_counts_.find(ev.kind);
+  if (kc == kind_counts_.end()) kc = kind_counts_.emplace(std::string(ev.kind), 0).first;
+  ++kc->second;
+
+  out_.append("{\"name\":");
+  append_json_string(out_, ev.name);
+  out_.append(",\"cat\":");
+  append_json_string(out_, ev.kind);
+  out_.append(ev.has_dur ? ",\"ph\":\"X\",\"ts\":" : ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+  append_ns_as_us(out_, ev.ts);
+  if (ev.has_dur) {
+    out_.append(",\"dur\":");
+    append_ns_as_us(out_, ev.dur);
+  }
+  out_.append(",\"pid\":");
+  append_int(out_, ev.pid);
+  out_.append(",\"tid\":");
+  append_int(out_, ev.tid);
+  if (!ev.args.empty()) {
+    out_.append(",\"args\":");
+    out_.append(ev.args);
+  }
+  out_.push_back('}');
+  note_track(ev);
+
+  if (!ev.has_correlation || !ev.has_global_tid) return;
+  auto key = std::make_pair(ev.global_tid >> 24, ev.correlation_id);  // (vm, pid) scopes correlation ids
+  if (ev.kind == "cuda_api") {
+    api_calls_.emplace(key, ApiCall{ev.pid, ev.tid, ev.ts});
+  } else if (launches_gpu_work(ev.kind)) {
+    auto it = api_calls_.find(key);
+    if (it == api_calls_.end() || it->second.ts > ev.ts) return;
+    uint64_t id = ++flows_;
+    flow_event('s', id, it->second.pid, it->second.tid, it->second.ts);
+    flow_event('f', id, ev.pid, ev.tid, ev.ts);
+  }
+}
+
+void ChromeTraceWriter::flow_event(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts) {
+  begin_event();
+  out_.append("{\"ph\":\"");
+  out_.push_back(phase);
+  out_.append(phase == 'f' ? "\",\"bp\":\"e\",\"id\":" : "\",\"id\":");
+  append_int(out_, static_cast<int64_t>(id));
+  out_.append(",\"cat\":\"cuda_launch\",\"name\":\"launch\",\"pid\":");
+  append_int(out_, pid);
+  out_.append(",\"tid\":");
+  append_int(out_, tid);
+  out_.append(",\"ts\":");
+  append_ns_as_us(out_, ts);
+  out_.push_back('}');
+}
+
+void ChromeTraceWriter::note_track(const ChromeEvent& ev) {
+  if (processes_.find(ev.pid) == processes_.end())
+    processes_.emplace(ev.pid, ev.process_name ? std::string(*ev.process_name) : std::string());
+  auto key = std::make_pair(ev.pid, ev.tid);
+  if (key == last_thread_) return;
+  last_thread_ = key;
+  if (threads_.find(key) == threads_.end())
+    threads_.emplace(key, ev.thread_name ? std::string(*ev.thread_name) : std::string());
+}
+
+void ChromeTraceWriter::finish(std::string_view other_data) {
+  auto metadata = [&](const char* what, int64_t pid, const int64_t* tid, const char* arg_key, auto write_value) {
+    begin_event();
+    out_.append("{\"name\":\"");
+    out_.append(what);
+    out_.append("\",\"ph\":\"M\",\"pid\":");
+    append_int(out_, pid);
+    if (tid != nullptr) {
+      out_.append(",\"tid\":");
+      append_int(out_, *tid);
+    }
+    out_.append(",\"args\":{\"");
+    out_.append(arg_key);
+    out_.append("\":");
+    write_value();
+    out_.append("}}");
+  };
+  int64_t rank = 0;
+  for (const auto& [pid, name] : processes_) {  // std::map: pid order, GPUs (pid >= 2^24) after CPU processes
+    if (!name.empty()) metadata("process_name", pid, nullptr, "name", [&] { append_json_string(out_, name); });
+    metadata("process_sort_index", pid, nullptr, "sort_index", [&] { append_int(out_, rank); });
+    ++rank;
+  }
+  std::vector<std::pair<std::pair<int64_t, int64_t>, const std::string*>> threads;
+  threads.reserve(threads_.size());
+  for (const auto& [key, name] : threads_) threads.emplace_back(key, &name);
+  std::sort(threads.begin(), threads.end(), [](const auto& a, const auto& b) {
+    if (a.first.first != b.first.first) return a.first.first < b.first.first;
+    return thread_order(a.first.second) < thread_order(b.first.second);
+  });
+  int64_t index = 0, last_pid = INT64_MIN;
+  for (const auto& [key, name] : threads) {
+    if (key.first != last_pid) index = 0, last_pid = key.first;
+    if (!name->empty())
+      metadata("thread_name", key.first, &key.second, "name", [&] { append_json_string(out_, *name); });
+    metadata("thread_sort_index", key.first, &key.second, "sort_index", [&] { append_int(out_, index); });
+    ++index;
+  }
+  out_.append("\n],\"displayTimeUnit\":\"ns\",\"otherData\":");
+  out_.append(other_data.empty() ? std::string_view("{}") : other_data);
+  out_.append("}\n");
+}
+
+}  // namespace nsystrace

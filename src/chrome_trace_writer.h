@@ -1,0 +1,70 @@
+// Writes Chrome Trace Event JSON ({"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}) for rows handed
+// to it one at a time, into an OutputBuffer (kept whole for a SQL value, or drained to a file).
+//  - X slices (ph "i" for instants) with ts/dur in microseconds written exactly from integer nanoseconds;
+//  - M metadata for every process and track used: names and sort indexes (pid order: CPU processes, then GPUs;
+//    tracks by id with their extra lanes right after them);
+//  - flow arrows from each CUDA API call to the GPU work it launched, matched on (process, correlation id),
+//    when both ends are among the rows. The API call must come first (it always starts before its work).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "src/json_writer.h"
+
+namespace nsystrace {
+
+struct ChromeEvent {
+  std::string_view kind;  // becomes "cat"
+  std::string_view name;
+  int64_t ts = 0;
+  bool has_dur = true;
+  int64_t dur = 0;
+  int64_t pid = 0, tid = 0;
+  const std::string_view* process_name = nullptr;  // optional
+  const std::string_view* thread_name = nullptr;   // optional
+  std::string_view args;                           // a JSON object, or empty
+  bool has_correlation = false;
+  int64_t correlation_id = 0;
+  bool has_global_tid = false;
+  int64_t global_tid = 0;  // globalTid (CPU) / globalPid (GPU): gives the process of a correlation id
+};
+
+class ChromeTraceWriter {
+ public:
+  explicit ChromeTraceWriter(OutputBuffer& out);
+  void add(const ChromeEvent& ev);
+  // other_data: a JSON object (export metadata etc.). Writes metadata events and closes the document.
+  void finish(std::string_view other_data);
+  uint64_t events() const { return events_; }
+  uint64_t flows() const { return flows_; }
+  const std::map<std::string, uint64_t, std::less<>>& kind_counts() const { return kind_counts_; }
+
+ private:
+  struct ApiCall {
+    int64_t pid, tid, ts;
+  };
+  void begin_event();
+  void note_track(const ChromeEvent& ev);
+  void flow_event(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
+
+  OutputBuffer& out_;
+  bool first_ = true;
+  uint64_t events_ = 0, flows_ = 0;
+  std::map<std::string, uint64_t, std::less<>> kind_counts_;
+  std::map<int64_t, std::string> processes_;
+  std::map<std::pair<int64_t, int64_t>, std::string> threads_;
+  std::pair<int64_t, int64_t> last_thread_{-1, -1};
+  // (process of the call, correlation id) -> where the API call was drawn. Kept for the whole aggregation.
+  struct PairHash {
+    size_t operator()(const std::pair<int64_t, int64_t>& k) const {
+      return std::hash<int64_t>()(k.first * 1000003 ^ k.second);
+    }
+  };
+  std::unordered_map<std::pair<int64_t, int64_t>, ApiCall, PairHash> api_calls_;
+};
+
+}  // namespace nsystrace

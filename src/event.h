@@ -1,0 +1,61 @@
+// The vocabulary shared by the readers, the track layout, the trace_events table and the Chrome writer.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace nsystrace {
+
+// Row kinds of trace_events, in the order their sources are merged at equal timestamps.
+enum class Kind : uint8_t { nvtx, cuda_api, kernel, memcpy, memset, sync };
+constexpr int kKindCount = 6;
+constexpr uint32_t kAllKinds = (1u << kKindCount) - 1;
+inline uint32_t kind_bit(Kind k) { return 1u << static_cast<int>(k); }
+const char* kind_name(Kind kind);
+std::optional<Kind> kind_from_name(std::string_view name);
+
+// Where an event is drawn.
+enum class Placement : uint8_t {
+  cpu_thread,  // its OS thread (globalTid)
+  gpu_stream,  // its CUDA stream, under the GPU's process
+  gpu_sync,    // the GPU's "CUDA sync" track
+};
+
+// Chrome pids: OS pids are below 2^24 (nsys keeps 24 bits), so GPU d gets pid kGpuPidBase + d.
+constexpr int64_t kGpuPidBase = int64_t{1} << 24;
+
+// One event as read from its table, before it is placed on a track.
+struct SourceEvent {
+  Kind kind = Kind::nvtx;
+  Placement placement = Placement::cpu_thread;
+  std::string_view name;
+  int64_t ts = 0;
+  int64_t dur = 0;
+  bool instant = false;      // NVTX marks: dur is NULL
+  int64_t global_id = 0;     // globalTid (CPU events) or globalPid (GPU events)
+  bool has_global_id = false;
+  int64_t device_id = 0, stream_id = 0;  // GPU placements only
+  bool has_correlation = false;
+  int64_t correlation_id = 0;
+};
+
+// One row of trace_events.
+struct TraceRow {
+  Kind kind = Kind::nvtx;
+  std::string_view name;
+  int64_t ts = 0;
+  bool has_dur = false;
+  int64_t dur = 0;
+  int32_t pid = 0, tid = 0;
+  const std::string* process_name = nullptr;
+  const std::string* thread_name = nullptr;
+  bool on_gpu = false;
+  int64_t device_id = 0, stream_id = 0;
+  bool has_correlation = false;
+  int64_t correlation_id = 0;
+  bool has_global_tid = false;
+  int64_t global_tid = 0;
+};
+
+}  // namespace nsystrace

@@ -1,0 +1,525 @@
+#include "src/event_sources.h"
+
+#include <fmt/format.h>
+
+#include <climits>
+
+#include "src/json_writer.h"
+
+namespace nsystrace {
+
+namespace {
+
+const char* const kKindNames[kKindCount] = {"nvtx", "cuda_api", "kernel", "memcpy", "memset", "sync"};
+
+// Labels used when an export has no ENUM_* tables (before 2022.4); same text as the tables.
+const char* builtin_memcpy_kind(int64_t id) {
+  static const char* const labels[] = {"Unknown",         "Host-to-Device",   "Device-to-Host",
+                                       "Host-to-Array",   "Array-to-Host",    "Array-to-Array",
+                                       "Array-to-Device", "Device-to-Array",  "Device-to-Device",
+                                       "Host-to-Host",    "Peer-to-Peer",     "Unified Host-to-Device",
+                                       "Unified Device-to-Host", "Unified Device-to-Device"};
+  return id >= 0 && id < 14 ? labels[id] : nullptr;
+}
+const char* memcpy_short_name(int64_t id) {
+  static const char* const names[] = {"Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH",
+                                      "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD", "Memcpy HtoH",
+                                      "Memcpy PtoP", "Memcpy UVM HtoD", "Memcpy UVM DtoH", "Memcpy UVM DtoD"};
+  return id >= 0 && id < 14 ? names[id] : "Memcpy";
+}
+const char* builtin_memory_kind(int64_t id) {
+  static const char* const labels[] = {"Pageable", "Pinned",         "Device",        "Array",
+                                       "Managed",  "Device Static",  "Managed Static", "Unknown"};
+  return id >= 0 && id < 8 ? labels[id] : nullptr;
+}
+const char* builtin_sync_type(int64_t id) {
+  static const char* const labels[] = {"Unknown", "Event sync", "Stream wait sync", "Stream sync", "Context sync"};
+  return id >= 0 && id < 5 ? labels[id] : nullptr;
+}
+
+std::string_view label_or(const std::string* from_export, const char* builtin) {
+  if (from_export != nullptr) return *from_export;
+  return builtin != nullptr ? std::string_view(builtin) : std::string_view();
+}
+
+int64_t checked_duration(int64_t start, int64_t end) {
+  int64_t d;
+  if (__builtin_sub_overflow(end, start, &d)) return INT64_MAX;
+  return d < 0 ? 0 : d;
+}
+
+}  // namespace
+
+const char* kind_name(Kind kind) { return kKindNames[static_cast<int>(kind)]; }
+
+std::optional<Kind> kind_from_name(std::string_view name) {
+  for (int i = 0; i < kKindCount; ++i)
+    if (name == kKindNames[i]) return static_cast<Kind>(i);
+  return std::nullopt;
+}
+
+std::string ScanFilter::describe() const {
+  if (impossible) return "no rows (contradictory constraints)";
+  std::string s;
+  if (kinds != kAllKinds) {
+    s += "kind IN (";
+    bool first = true;
+    for (int i = 0; i < kKindCount; ++i) {
+      if (kinds & (1u << i)) {
+        s += first ? "" : ",";
+        s += kKindNames[i];
+        first = false;
+      }
+    }
+    s += ") ";
+  }
+  if (ts_min) s += fmt::format("ts>={} ", *ts_min);
+  if (ts_max) s += fmt::format("ts<={} ", *ts_max);
+  if (pid) s += fmt::format("pid={} ", *pid);
+  if (s.empty()) return "full scan";
+  s.pop_back();
+  return s;
+}
+
+bool EventSource::next() {
+  while (stmt_.step()) {
+    if (stmt_.is_null(0)) {
+      ++skipped_;  // no start time: cannot be placed on a timeline; counted, not silently lost
+      continue;
+    }
+    if (read_row()) return true;
+  }
+  return false;
+}
+
+void EventSource::prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter,
+                          bool gpu, const std::string& extra_where) {
+  std::string where = extra_where.empty() ? "1" : extra_where;
+  // Bounds are integers we produced ourselves; they are bound, never pasted.
+  std::vector<int64_t> binds;
+  if (filter.ts_min) {
+    where += " AND start >= ?";
+    binds.push_back(*filter.ts_min);
+  }
+  if (filter.ts_max) {
+    where += " AND start <= ?";
+    binds.push_back(*filter.ts_max);
+  }
+  if (filter.pid) {
+    if (gpu) {
+      where += " AND deviceId = ?";
+      binds.push_back(*filter.pid - kGpuPidBase);
+    } else {
+      where += " AND ((globalTid >> 24) & 16777215) = ?";
+      binds.push_back(*filter.pid);
+    }
+  }
+  std::string order = table.has("end") ? " ORDER BY start, \"end\" IS NULL DESC, \"end\" DESC" : " ORDER BY start";
+  std::string sql = "SELECT " + select_list + " FROM " + catalog_.schema().qualified(table.name) + " WHERE " +
+                    where + order;
+  stmt_ = Statement(db_, sql);
+  for (size_t i = 0; i < binds.size(); ++i) stmt_.bind(static_cast<int>(i + 1), binds[i]);
+}
+
+bool EventSource::read_interval(bool end_may_be_null) {
+  event_.ts = stmt_.int64(0);
+  end_was_null_ = stmt_.is_null(1);
+  event_.dur = end_was_null_ ? 0 : checked_duration(event_.ts, stmt_.int64(1));
+  (void)end_may_be_null;
+  return true;
+}
+
+std::string_view EventSource::string_or_placeholder(int col, std::string& scratch) const {
+  if (stmt_.is_null(col)) return {};
+  int64_t id = stmt_.int64(col);
+  if (const std::string* s = catalog_.strings().find(id)) return *s;
+  scratch = fmt::format("[missing string {}]", id);  // a dangling StringIds reference (e.g. sliced exports)
+  return scratch;
+}
+
+namespace {
+
+// Puts start and end at result columns 0 and 1, where read_interval() expects them.
+SelectBuilder& interval_first(SelectBuilder& b) {
+  b.column("start");
+  b.column("end");
+  return b;
+}
+
+// Columns shared by the GPU activity tables.
+struct GpuColumns {
+  int device, stream, correlation, global_pid, context;
+  explicit GpuColumns(SelectBuilder& b)
+      : device(b.column("deviceId")),
+        stream(b.column("streamId")),
+        correlation(b.column("correlationId")),
+        global_pid(b.column("globalPid")),
+        context(b.column("contextId")) {}
+};
+
+class GpuSource : public EventSource {
+ protected:
+  using EventSource::EventSource;
+  bool read_gpu(const GpuColumns& c, Placement placement) {
+    read_interval(false);
+    event_.placement = placement;
+    event_.device_id = stmt_.is_null(c.device) ? 0 : stmt_.int64(c.device);
+    event_.stream_id = stmt_.is_null(c.stream) ? 0 : stmt_.int64(c.stream);
+    event_.has_global_id = !stmt_.is_null(c.global_pid);
+    event_.global_id = event_.has_global_id ? stmt_.int64(c.global_pid) : 0;
+    event_.has_correlation = !stmt_.is_null(c.correlation);
+    event_.correlation_id = event_.has_correlation ? stmt_.int64(c.correlation) : 0;
+    return true;
+  }
+  void common_args(JsonObject& o, const GpuColumns& c) const {
+    if (!stmt_.is_null(c.correlation)) o.integer("correlation_id", stmt_.int64(c.correlation));
+    if (!stmt_.is_null(c.context)) o.integer("context_id", stmt_.int64(c.context));
+  }
+  void optional_int(JsonObject& o, std::string_view key, int col) const {
+    if (!stmt_.is_null(col)) o.integer(key, stmt_.int64(col));
+  }
+};
+
+class KernelSource final : public GpuSource {
+ public:
+  KernelSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
+      : GpuSource(db, catalog), b_(t), gpu_(interval_first(b_)) {
+    short_name_ = b_.column("shortName");
+    demangled_ = b_.column("demangledName");
+    for (int i = 0; i < 3; ++i) {
+      grid_[i] = b_.column(std::string("grid") + "XYZ"[i]);
+      block_[i] = b_.column(std::string("block") + "XYZ"[i]);
+    }
+    registers_ = b_.column("registersPerThread");
+    static_shared_ = b_.column("staticSharedMemory");
+    dynamic_shared_ = b_.column("dynamicSharedMemory");
+    local_ = b_.column("localMemoryPerThread");
+    shared_executed_ = b_.column("sharedMemoryExecuted");
+    graph_id_ = b_.column("graphId");
+    graph_node_ = b_.column("graphNodeId");
+    event_.kind = Kind::kernel;
+    prepare(t, b_.select_list(), f, true);
+  }
+  Kind kind() const override { return Kind::kernel; }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_stream);
+    event_.name = string_or_placeholder(short_name_, name_scratch_);
+    if (stmt_.is_null(short_name_)) event_.name = string_or_placeholder(demangled_, name_scratch_);
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    std::string scratch;
+    if (!stmt_.is_null(demangled_)) o.string("demangled_name", string_or_placeholder(demangled_, scratch));
+    if (!stmt_.is_null(grid_[0]))
+      o.triple("grid", stmt_.int64(grid_[0]), stmt_.int64(grid_[1]), stmt_.int64(grid_[2]));
+    if (!stmt_.is_null(block_[0]))
+      o.triple("block", stmt_.int64(block_[0]), stmt_.int64(block_[1]), stmt_.int64(block_[2]));
+    optional_int(o, "registers_per_thread", registers_);
+    optional_int(o, "static_shared_memory", static_shared_);
+    optional_int(o, "dynamic_shared_memory", dynamic_shared_);
+    optional_int(o, "local_memory_per_thread", local_);
+    optional_int(o, "shared_memory_executed", shared_executed_);
+    common_args(o, gpu_);
+    optional_int(o, "graph_id", graph_id_);
+    if (!stmt_.is_null(graph_node_) && stmt_.int64(graph_node_) != 0) o.integer("graph_node_id", stmt_.int64(graph_node_));
+    o.close();
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int short_name_, demangled_, grid_[3], block_[3], registers_, static_shared_, dynamic_shared_, local_,
+      shared_executed_, graph_id_, graph_node_;
+  std::string name_scratch_;
+};
+
+class MemcpySource final : public GpuSource {
+ public:
+  MemcpySource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
+      : GpuSource(db, catalog), b_(t), gpu_(interval_first(b_)) {
+    bytes_ = b_.column("bytes");
+    copy_kind_ = b_.column("copyKind");
+    src_kind_ = b_.column("srcKind");
+    dst_kind_ = b_.column("dstKind");
+    src_device_ = b_.column("srcDeviceId");
+    dst_device_ = b_.column("dstDeviceId");
+    event_.kind = Kind::memcpy;
+    prepare(t, b_.select_list(), f, true);
+  }
+  Kind kind() const override { return Kind::memcpy; }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_stream);
+    event_.name = memcpy_short_name(stmt_.is_null(copy_kind_) ? 0 : stmt_.int64(copy_kind_));
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    optional_int(o, "bytes", bytes_);
+    if (!stmt_.is_null(copy_kind_)) {
+      int64_t k = stmt_.int64(copy_kind_);
+      std::string_view label = label_or(catalog_.memcpy_kind_label(k), builtin_memcpy_kind(k));
+      if (!label.empty()) o.string("copy_kind", label); else o.integer("copy_kind", k);
+    }
+    memory_kind(o, "src_kind", src_kind_);
+    memory_kind(o, "dst_kind", dst_kind_);
+    optional_int(o, "src_device_id", src_device_);
+    optional_int(o, "dst_device_id", dst_device_);
+    common_args(o, gpu_);
+    o.close();
+  }
+  void memory_kind(JsonObject& o, std::string_view key, int col) const {
+    if (stmt_.is_null(col)) return;
+    int64_t k = stmt_.int64(col);
+    std::string_view label = label_or(catalog_.memory_kind_label(k), builtin_memory_kind(k));
+    if (!label.empty()) o.string(key, label); else o.integer(key, k);
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int bytes_, copy_kind_, src_kind_, dst_kind_, src_device_, dst_device_;
+};
+
+class MemsetSource final : public GpuSource {
+ public:
+  MemsetSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
+      : GpuSource(db, catalog), b_(t), gpu_(interval_first(b_)) {
+    bytes_ = b_.column("bytes");
+    value_ = b_.column("value");
+    mem_kind_ = b_.column("memKind");
+    event_.kind = Kind::memset;
+    prepare(t, b_.select_list(), f, true);
+  }
+  Kind kind() const override { return Kind::memset; }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_stream);
+    event_.name = "Memset";
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    optional_int(o, "bytes", bytes_);
+    optional_int(o, "value", value_);
+    if (!stmt_.is_null(mem_kind_)) {
+      int64_t k = stmt_.int64(mem_kind_);
+      std::string_view label = label_or(catalog_.memory_kind_label(k), builtin_memory_kind(k));
+      if (!label.empty()) o.string("mem_kind", label); else o.integer("mem_kind", k);
+    }
+    common_args(o, gpu_);
+    o.close();
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int bytes_, value_, mem_kind_;
+};
+
+class SyncSource final : public GpuSource {
+ public:
+  SyncSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
+      : GpuSource(db, catalog), b_(t), gpu_(interval_first(b_)) {
+    sync_type_ = b_.column("syncType");
+    event_id_ = b_.column("eventId");
+    event_.kind = Kind::sync;
+    prepare(t, b_.select_list(), f, true);
+  }
+  Kind kind() const override { return Kind::sync; }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_sync);
+    int64_t type = stmt_.is_null(sync_type_) ? 0 : stmt_.int64(sync_type_);
+    std::string_view label = label_or(catalog_.sync_type_label(type), builtin_sync_type(type));
+    if (label.empty()) {
+      name_scratch_ = fmt::format("Sync type {}", type);
+      label = name_scratch_;
+    }
+    event_.name = label;
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    if (!stmt_.is_null(sync_type_)) o.string("sync_type", event_.name);
+    // 0xFFFFFFFF marks "no event" / "no stream" in CUPTI records.
+    if (!stmt_.is_null(event_id_) && stmt_.int64(event_id_) != 0xFFFFFFFF) o.integer("event_id", stmt_.int64(event_id_));
+    common_args(o, gpu_);
+    o.close();
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int sync_type_, event_id_;
+  std::string name_scratch_;
+};
+
+class CudaApiSource final : public EventSource {
+ public:
+  CudaApiSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
+      : EventSource(db, catalog), b_(t) {
+    b_.column("start");
+    b_.column("end");
+    global_tid_ = b_.column("globalTid");
+    correlation_ = b_.column("correlationId");
+    name_id_ = b_.column("nameId");
+    return_value_ = b_.column("returnValue");
+    event_class_ = b_.column("eventClass");
+    callchain_ = b_.column("callchainId");
+    event_.kind = Kind::cuda_api;
+    event_.placement = Placement::cpu_thread;
+    prepare(t, b_.select_list(), f, false);
+  }
+  Kind kind() const override { return Kind::cuda_api; }
+  bool read_row() override {
+    read_interval(false);
+    event_.has_global_id = !stmt_.is_null(global_tid_);
+    event_.global_id = event_.has_global_id ? stmt_.int64(global_tid_) : 0;
+    event_.has_correlation = !stmt_.is_null(correlation_);
+    event_.correlation_id = event_.has_correlation ? stmt_.int64(correlation_) : 0;
+    event_.name = string_or_placeholder(name_id_, name_scratch_);
+    if (stmt_.is_null(name_id_)) event_.name = "[unnamed CUDA API call]";
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    if (!stmt_.is_null(correlation_)) o.integer("correlation_id", stmt_.int64(correlation_));
+    if (!stmt_.is_null(return_value_)) o.integer("return_value", stmt_.int64(return_value_));
+    if (!stmt_.is_null(event_class_)) {
+      int64_t c = stmt_.int64(event_class_);
+      if (c == 0) o.string("api", "runtime");
+      else if (c == 1) o.string("api", "driver");
+      else o.integer("event_class", c);
+    }
+    if (!stmt_.is_null(callchain_)) o.integer("callchain_id", stmt_.int64(callchain_));
+    o.close();
+  }
+
+ private:
+  SelectBuilder b_;
+  int global_tid_, correlation_, name_id_, return_value_, event_class_, callchain_;
+  std::string name_scratch_;
+};
+
+class NvtxSource final : public EventSource {
+ public:
+  NvtxSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
+      : EventSource(db, catalog), b_(t) {
+    b_.column("start");
+    b_.column("end");
+    type_ = b_.column("eventType");
+    text_ = b_.column("text");
+    text_id_ = b_.column("textId");
+    global_tid_ = b_.column("globalTid");
+    end_global_tid_ = b_.column("endGlobalTid");
+    domain_ = b_.column("domainId");
+    category_ = b_.column("category");
+    color_ = b_.column("color");
+    range_id_ = b_.column("rangeId");
+    static const char* const payloads[] = {"int64Value", "uint64Value", "int32Value", "uint32Value",
+                                           "doubleValue", "floatValue"};
+    for (int i = 0; i < 6; ++i) payload_[i] = b_.column(payloads[i]);
+    json_text_ = b_.column("jsonText");
+    json_text_id_ = b_.column("jsonTextId");
+    event_.kind = Kind::nvtx;
+    event_.placement = Placement::cpu_thread;
+    // 34 mark, 59 push/pop, 60 start/end, 70/71 the NVTXt variants. Definitions (33, 75, 76...) are not events.
+    prepare(t, b_.select_list(), f, false, "eventType IN (34, 59, 60, 70, 71)");
+  }
+  Kind kind() const override { return Kind::nvtx; }
+  bool read_row() override {
+    read_interval(true);
+    int64_t type = stmt_.int64(type_);
+    event_.instant = type == 34;
+    if (!event_.instant && end_was_null_) {
+      // A range never closed extends to the end of the profile.
+      event_.dur = checked_duration(event_.ts, catalog_.profile_end(db_));
+    }
+    if (event_.instant) event_.dur = 0;
+    event_.has_global_id = !stmt_.is_null(global_tid_);
+    event_.global_id = event_.has_global_id ? stmt_.int64(global_tid_) : 0;
+    if (!stmt_.is_null(text_)) {
+      event_.name = stmt_.text(text_);
+    } else if (!stmt_.is_null(text_id_)) {
+      event_.name = string_or_placeholder(text_id_, name_scratch_);
+    } else {
+      event_.name = "[unnamed NVTX range]";
+    }
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    int64_t domain = stmt_.is_null(domain_) ? 0 : stmt_.int64(domain_);
+    if (domain != 0) {
+      if (const std::string* name = catalog_.nvtx_domain(domain)) o.string("domain", *name);
+      o.integer("domain_id", domain);
+    }
+    if (!stmt_.is_null(category_) && stmt_.int64(category_) != 0) {
+      int64_t cat = stmt_.int64(category_);
+      if (const std::string* name = catalog_.nvtx_category(domain, cat)) o.string("category", *name);
+      o.integer("category_id", cat);
+    }
+    if (!stmt_.is_null(color_)) {
+      uint32_t argb = static_cast<uint32_t>(stmt_.int64(color_));
+      o.string("color", fmt::format("#{:08X}", argb));
+    }
+    for (int i = 0; i < 6; ++i) {
+      if (stmt_.is_null(payload_[i])) continue;
+      if (i < 4) {
+        if (i == 1 && stmt_.int64(payload_[i]) < 0)  // uint64 stored in SQLite's signed integer
+          o.raw("payload", fmt::format("{}", static_cast<uint64_t>(stmt_.int64(payload_[i]))));
+        else
+          o.integer("payload", stmt_.int64(payload_[i]));
+      } else {
+        o.real("payload", stmt_.real(payload_[i]));
+      }
+      break;
+    }
+    std::string scratch;
+    if (!stmt_.is_null(json_text_)) o.string("payload_json", stmt_.text(json_text_));
+    else if (!stmt_.is_null(json_text_id_)) o.string("payload_json", string_or_placeholder(json_text_id_, scratch));
+    int64_t type = stmt_.int64(type_);
+    if (type == 60 || type == 71) o.string("range", "start/end");
+    if (!stmt_.is_null(range_id_)) o.integer("range_id", stmt_.int64(range_id_));
+    if (!stmt_.is_null(end_global_tid_) && !stmt_.is_null(global_tid_) &&
+        stmt_.int64(end_global_tid_) != stmt_.int64(global_tid_))
+      o.integer("end_tid", os_tid_of(stmt_.int64(end_global_tid_)));
+    if (!event_.instant && end_was_null_) o.boolean("unclosed", true);
+    o.close();
+  }
+
+ private:
+  SelectBuilder b_;
+  int type_, text_, text_id_, global_tid_, end_global_tid_, domain_, category_, color_, range_id_, payload_[6],
+      json_text_, json_text_id_;
+  std::string name_scratch_;
+};
+
+template <class Source>
+void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const ProfileCatalog& catalog,
+              const ScanFilter& filter, Kind kind, const char* table, bool gpu) {
+  if (!filter.wants(kind)) return;
+  const TableInfo* t = catalog.schema().table(table);
+  if (t == nullptr || !t->has("start")) return;  // absent table = no events
+  if (filter.pid) {
+    bool pid_is_gpu = *filter.pid >= kGpuPidBase;
+    if (pid_is_gpu != gpu) return;  // a GPU pid cannot match CPU events and vice versa
+  }
+  out.push_back(std::make_unique<Source>(db, catalog, *t, filter));
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const ProfileCatalog& catalog,
+                                                       const ScanFilter& filter) {
+  std::vector<std::unique_ptr<EventSource>> out;
+  if (filter.impossible) return out;
+  open_one<NvtxSource>(out, db, catalog, filter, Kind::nvtx, "NVTX_EVENTS", false);
+  open_one<CudaApiSource>(out, db, catalog, filter, Kind::cuda_api, "CUPTI_ACTIVITY_KIND_RUNTIME", false);
+  open_one<KernelSource>(out, db, catalog, filter, Kind::kernel, "CUPTI_ACTIVITY_KIND_KERNEL", true);
+  open_one<MemcpySource>(out, db, catalog, filter, Kind::memcpy, "CUPTI_ACTIVITY_KIND_MEMCPY", true);
+  open_one<MemsetSource>(out, db, catalog, filter, Kind::memset, "CUPTI_ACTIVITY_KIND_MEMSET", true);
+  open_one<SyncSource>(out, db, catalog, filter, Kind::sync, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", true);
+  return out;
+}
+
+}  // namespace nsystrace

@@ -1,0 +1,59 @@
+// Readers: one per event table, each yielding its events in (start, longest first) order so that a k-way
+// merge of them is the whole timeline in time order, the order the track layout needs.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/event.h"
+#include "src/profile_catalog.h"
+#include "src/statement.h"
+
+namespace nsystrace {
+
+// What a scan is restricted to (pushed down from trace_events' constraints). Bounds are inclusive.
+struct ScanFilter {
+  uint32_t kinds = kAllKinds;
+  std::optional<int64_t> ts_min, ts_max;
+  std::optional<int64_t> pid;  // Chrome pid: an OS pid, or kGpuPidBase + device
+  bool impossible = false;     // the constraints exclude every row
+
+  bool wants(Kind k) const { return !impossible && (kinds & kind_bit(k)) != 0; }
+  std::string describe() const;  // for idxStr / EXPLAIN QUERY PLAN
+};
+
+class EventSource {
+ public:
+  virtual ~EventSource() = default;
+  bool next();  // moves to the next event; false at the end
+  const SourceEvent& event() const { return event_; }
+  virtual Kind kind() const = 0;
+  // The args JSON object of the current event.
+  virtual void write_args(std::string& out) const = 0;
+  uint64_t skipped() const { return skipped_; }  // rows without a start time (cannot be placed)
+
+ protected:
+  EventSource(sqlite3* db, const ProfileCatalog& catalog) : db_(db), catalog_(catalog) {}
+  // Prepares SELECT <list> FROM table WHERE <filter> ORDER BY start, end DESC.
+  void prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter, bool gpu,
+               const std::string& extra_where = "");
+  // Fills event_ from the statement's current row; false to skip the row.
+  virtual bool read_row() = 0;
+  // Reads start/end at columns 0/1 into event_ (clamping end < start to a zero duration).
+  bool read_interval(bool end_may_be_null);
+  std::string_view string_or_placeholder(int col, std::string& scratch) const;
+
+  sqlite3* db_;
+  const ProfileCatalog& catalog_;
+  Statement stmt_;
+  SourceEvent event_;
+  uint64_t skipped_ = 0;
+  bool end_was_null_ = false;
+};
+
+// Opens a reader for every wanted kind whose table the export has.
+std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const ProfileCatalog& catalog,
+                                                       const ScanFilter& filter);
+
+}  // namespace nsystrace

@@ -1,0 +1,184 @@
+#include "src/profile_catalog.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "src/statement.h"
+
+namespace nsystrace {
+
+const char* const kEventTables[] = {
+    "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",  "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", nullptr};
+
+void StringTable::load(sqlite3* db, const ExportSchema& schema) {
+  const TableInfo* t = schema.table("StringIds");
+  if (t == nullptr || !t->has("id") || !t->has("value")) return;
+  std::string from = " FROM " + schema.qualified("StringIds");
+  Statement range(db, "SELECT count(*), coalesce(min(id), 0), coalesce(max(id), 0)" + from);
+  range.step();
+  int64_t count = range.int64(0), lo = range.int64(1), hi = range.int64(2);
+  bool dense = lo >= 0 && hi < count * 2 + 1024;
+  Statement rows(db, "SELECT id, value" + from);
+  if (dense) {
+    dense_.resize(static_cast<size_t>(hi) + 1);
+    present_.assign(static_cast<size_t>(hi) + 1, false);
+  }
+  while (rows.step()) {
+    if (rows.is_null(0)) continue;
+    int64_t id = rows.int64(0);
+    std::string_view v = rows.text(1);
+    if (dense && id >= 0 && id <= hi) {
+      dense_[id].assign(v);
+      if (!present_[id]) ++count_;
+      present_[id] = true;
+    } else {
+      auto [it, inserted] = sparse_.emplace(id, std::string(v));
+      if (inserted) ++count_;
+    }
+  }
+}
+
+const std::string* StringTable::find(int64_t id) const {
+  if (id >= 0 && static_cast<uint64_t>(id) < present_.size()) return present_[id] ? &dense_[id] : nullptr;
+  auto it = sparse_.find(id);
+  return it == sparse_.end() ? nullptr : &it->second;
+}
+
+std::shared_ptr<ProfileCatalog> ProfileCatalog::load(sqlite3* db, const std::string& schema) {
+  auto c = std::make_shared<ProfileCatalog>();
+  c->schema_ = ExportSchema::load(db, schema);
+  c->strings_.load(db, c->schema_);
+  c->load_processes_and_threads(db);
+  c->load_gpus(db);
+  c->load_nvtx_definitions(db);
+  c->load_enum(db, "ENUM_CUDA_MEMCPY_OPER", c->memcpy_kinds_);
+  c->load_enum(db, "ENUM_CUDA_MEM_KIND", c->memory_kinds_);
+  c->load_enum(db, "ENUM_CUPTI_SYNC_TYPE", c->sync_types_);
+  c->load_export_metadata(db);
+  return c;
+}
+
+void ProfileCatalog::load_processes_and_threads(sqlite3* db) {
+  if (const TableInfo* t = schema_.table("ThreadNames"); t && t->has("globalTid") && t->has("nameId")) {
+    Statement s(db, "SELECT globalTid, nameId FROM " + schema_.qualified("ThreadNames") +
+                        " WHERE globalTid IS NOT NULL ORDER BY priority");
+    while (s.step())
+      if (const std::string* name = strings_.find(s.int64(1))) threads_[s.int64(0)] = *name;
+  }
+  if (const TableInfo* t = schema_.table("PROCESSES"); t && t->has("globalPid") && t->has("name")) {
+    Statement s(db, "SELECT globalPid, name FROM " + schema_.qualified("PROCESSES") +
+                        " WHERE globalPid IS NOT NULL AND name IS NOT NULL");
+    while (s.step()) processes_[process_key_of(s.int64(0))] = std::string(s.text(1));
+  }
+  // Legacy exports have no PROCESSES table: a process is named after its main thread (tid == pid).
+  for (const auto& [global_tid, name] : threads_) {
+    if (os_tid_of(global_tid) == os_pid_of(global_tid)) processes_.emplace(process_key_of(global_tid), name);
+  }
+}
+
+void ProfileCatalog::load_gpus(sqlite3* db) {
+  // 2022.4+: TARGET_INFO_GPU(id, name); up to 2021: TARGET_INFO_GPU(deviceId, name) and TARGET_INFO_CUDA_GPU.
+  for (const char* table : {"TARGET_INFO_CUDA_GPU", "TARGET_INFO_GPU"}) {
+    const TableInfo* t = schema_.table(table);
+    if (t == nullptr || !t->has("name")) continue;
+    const char* key = t->has("id") ? "id" : t->has("deviceId") ? "deviceId" : nullptr;
+    if (key == nullptr) continue;
+    Statement s(db, std::string("SELECT ") + quote_identifier(key) + ", name FROM " + schema_.qualified(table) +
+                        " WHERE name IS NOT NULL");
+    while (s.step())
+      if (!s.is_null(0)) gpus_[s.int64(0)] = std::string(s.text(1));
+  }
+}
+
+void ProfileCatalog::load_nvtx_definitions(sqlite3* db) {
+  const TableInfo* t = schema_.table("NVTX_EVENTS");
+  if (t == nullptr || !t->has("eventType")) return;
+  SelectBuilder b(*t);
+  int type = b.column("eventType"), text = b.column("text"), text_id = b.column("textId"),
+      domain = b.column("domainId"), category = b.column("category");
+  // 75 = domain create (text = domain name), 33 = category definition (category = id, text = name).
+  Statement s(db, "SELECT " + b.select_list() + " FROM " + schema_.qualified("NVTX_EVENTS") +
+                      " WHERE eventType IN (33, 75)");
+  while (s.step()) {
+    std::string name;
+    if (!s.is_null(text)) {
+      name = std::string(s.text(text));
+    } else if (!s.is_null(text_id)) {
+      const std::string* r = strings_.find(s.int64(text_id));
+      if (r == nullptr) continue;
+      name = *r;
+    } else {
+      continue;
+    }
+    int64_t dom = s.is_null(domain) ? 0 : s.int64(domain);
+    if (s.int64(type) == 75)
+      nvtx_domains_[dom] = std::move(name);
+    else if (!s.is_null(category))
+      nvtx_categories_[{dom, s.int64(category)}] = std::move(name);
+  }
+}
+
+void ProfileCatalog::load_enum(sqlite3* db, const char* table, std::map<int64_t, std::string>& out) {
+  const TableInfo* t = schema_.table(table);
+  if (t == nullptr || !t->has("id") || !t->has("label")) return;
+  Statement s(db, "SELECT id, label FROM " + schema_.qualified(table));
+  while (s.step())
+    if (!s.is_null(0) && !s.is_null(1)) out[s.int64(0)] = std::string(s.text(1));
+}
+
+void ProfileCatalog::load_export_metadata(sqlite3* db) {
+  for (const char* table : {"META_DATA_EXPORT", "EXPORT_META_DATA"}) {
+    const TableInfo* t = schema_.table(table);
+    if (t == nullptr || !t->has("name") || !t->has("value")) continue;
+    Statement s(db, "SELECT name, value FROM " + schema_.qualified(table));
+    while (s.step())
+      if (!s.is_null(0)) export_metadata_.emplace_back(std::string(s.text(0)), std::string(s.text(1)));
+  }
+  if (const TableInfo* t = schema_.table("TARGET_INFO_SESSION_START_TIME"); t && t->has("utcEpochNs")) {
+    Statement s(db, "SELECT utcEpochNs FROM " + schema_.qualified("TARGET_INFO_SESSION_START_TIME"));
+    if (s.step() && !s.is_null(0)) session_start_utc_ns_ = s.int64(0);
+  }
+}
+
+const std::string* ProfileCatalog::process_name(int64_t process_key) const {
+  auto it = processes_.find(process_key);
+  return it == processes_.end() ? nullptr : &it->second;
+}
+
+const std::string* ProfileCatalog::thread_name(int64_t global_tid) const {
+  auto it = threads_.find(global_tid);
+  return it == threads_.end() ? nullptr : &it->second;
+}
+
+const std::string* ProfileCatalog::gpu_name(int64_t device_id) const { return find(gpus_, device_id); }
+
+const std::string* ProfileCatalog::nvtx_domain(int64_t domain_id) const {
+  auto it = nvtx_domains_.find(domain_id);
+  return it == nvtx_domains_.end() ? nullptr : &it->second;
+}
+
+const std::string* ProfileCatalog::nvtx_category(int64_t domain_id, int64_t category) const {
+  auto it = nvtx_categories_.find({domain_id, category});
+  return it == nvtx_categories_.end() ? nullptr : &it->second;
+}
+
+int64_t ProfileCatalog::profile_end(sqlite3* db) const {
+  if (profile_end_) return *profile_end_;
+  int64_t end = INT64_MIN;
+  for (const char* const* table = kEventTables; *table; ++table) {
+    const TableInfo* t = schema_.table(*table);
+    if (t == nullptr || !t->has("start")) continue;
+    std::string sql = "SELECT max(start)";
+    if (t->has("end")) sql += ", max(\"end\")";
+    Statement s(db, sql + " FROM " + schema_.qualified(*table));
+    if (s.step()) {
+      if (!s.is_null(0)) end = std::max(end, s.int64(0));
+      if (t->has("end") && !s.is_null(1)) end = std::max(end, s.int64(1));
+    }
+  }
+  profile_end_ = end == INT64_MIN ? 0 : end;
+  return *profile_end_;
+}
+
+}  // namespace nsystrace

@@ -1,0 +1,88 @@
+// Everything about an export that is not a timeline event: strings, processes, threads, GPUs, NVTX domains and
+// categories, enum labels and the export's metadata. Loaded once per scan (and cached by the glue while the
+// database is unchanged); every table and column is optional.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "src/export_schema.h"
+
+namespace nsystrace {
+
+// nsys serializes thread and process ids as (host/vm id << 48) | (pid << 24) | tid.
+inline int32_t os_pid_of(int64_t global_id) { return static_cast<int32_t>((global_id >> 24) & 0xFFFFFF); }
+inline int32_t os_tid_of(int64_t global_id) { return static_cast<int32_t>(global_id & 0xFFFFFF); }
+// The process part of a globalTid/globalPid (vm id and pid): the scope of correlation ids.
+inline int64_t process_key_of(int64_t global_id) { return global_id >> 24; }
+
+class StringTable {
+ public:
+  void load(sqlite3* db, const ExportSchema& schema);
+  const std::string* find(int64_t id) const;  // nullptr for a dangling id
+  size_t size() const { return count_; }
+
+ private:
+  std::vector<std::string> dense_;                  // when ids are compact (the usual case)
+  std::vector<bool> present_;
+  std::unordered_map<int64_t, std::string> sparse_;  // otherwise
+  size_t count_ = 0;
+};
+
+class ProfileCatalog {
+ public:
+  static std::shared_ptr<ProfileCatalog> load(sqlite3* db, const std::string& schema);
+
+  const ExportSchema& schema() const { return schema_; }
+  const StringTable& strings() const { return strings_; }
+
+  // Names; nullptr when the export does not say.
+  const std::string* process_name(int64_t process_key) const;
+  const std::string* thread_name(int64_t global_tid) const;
+  const std::string* gpu_name(int64_t device_id) const;
+  const std::string* nvtx_domain(int64_t domain_id) const;
+  const std::string* nvtx_category(int64_t domain_id, int64_t category) const;
+  const std::string* memcpy_kind_label(int64_t id) const { return find(memcpy_kinds_, id); }
+  const std::string* memory_kind_label(int64_t id) const { return find(memory_kinds_, id); }
+  const std::string* sync_type_label(int64_t id) const { return find(sync_types_, id); }
+
+  const std::vector<std::pair<std::string, std::string>>& export_metadata() const { return export_metadata_; }
+  std::optional<int64_t> session_start_utc_ns() const { return session_start_utc_ns_; }
+  const std::map<int64_t, std::string>& gpus() const { return gpus_; }
+
+  // Latest timestamp of any event (where never-closed NVTX ranges end). Computed on first use: it scans.
+  int64_t profile_end(sqlite3* db) const;
+
+ private:
+  static const std::string* find(const std::map<int64_t, std::string>& m, int64_t id) {
+    auto it = m.find(id);
+    return it == m.end() ? nullptr : &it->second;
+  }
+  void load_processes_and_threads(sqlite3* db);
+  void load_gpus(sqlite3* db);
+  void load_nvtx_definitions(sqlite3* db);
+  void load_enum(sqlite3* db, const char* table, std::map<int64_t, std::string>& out);
+  void load_export_metadata(sqlite3* db);
+
+  ExportSchema schema_;
+  StringTable strings_;
+  std::unordered_map<int64_t, std::string> processes_;  // process_key -> name
+  std::unordered_map<int64_t, std::string> threads_;    // globalTid -> name
+  std::map<int64_t, std::string> gpus_;                 // deviceId -> "NVIDIA H100 80GB HBM3"
+  std::unordered_map<int64_t, std::string> nvtx_domains_;
+  std::map<std::pair<int64_t, int64_t>, std::string> nvtx_categories_;
+  std::map<int64_t, std::string> memcpy_kinds_, memory_kinds_, sync_types_;
+  std::vector<std::pair<std::string, std::string>> export_metadata_;
+  std::optional<int64_t> session_start_utc_ns_;
+  mutable std::optional<int64_t> profile_end_;
+};
+
+// The event tables a timeline is made of (also scanned for the profile's end).
+extern const char* const kEventTables[];
+
+}  // namespace nsystrace

@@ -1,0 +1,51 @@
+// Minimal RAII over prepared statements. Errors are thrown as nsystrace::Error; the glue in ext/ turns them
+// into SQLite error messages, so no exception ever unwinds through SQLite.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "src/sqlite_api.h"
+
+namespace nsystrace {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// "name" with embedded quotes doubled: the only way identifiers enter SQL text we build.
+std::string quote_identifier(std::string_view name);
+
+class Statement {
+ public:
+  Statement() = default;
+  Statement(sqlite3* db, std::string_view sql);  // throws Error naming the SQL on failure
+  ~Statement();
+  Statement(Statement&& other) noexcept : stmt_(other.stmt_) { other.stmt_ = nullptr; }
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  bool step();  // true when a row is ready; throws Error on failure
+  void reset();
+  void bind(int index, int64_t value);
+  void bind(int index, std::string_view value);
+
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
+  int type(int col) const { return sqlite3_column_type(stmt_, col); }
+  std::string_view text(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    if (p == nullptr) return {};
+    return {reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+  }
+  sqlite3_stmt* get() const { return stmt_; }
+  explicit operator bool() const { return stmt_ != nullptr; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+}  // namespace nsystrace

@@ -1,0 +1,75 @@
+#include "src/timeline_scan.h"
+
+namespace nsystrace {
+
+TimelineScan::TimelineScan(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog, const ScanFilter& filter)
+    : db_(db), catalog_(std::move(catalog)), layout_(*catalog_) {
+  sources_ = open_sources(db_, *catalog_, filter);
+  live_.assign(sources_.size(), false);
+  for (size_t i = 0; i < sources_.size(); ++i) live_[i] = sources_[i]->next();
+  pick();
+}
+
+void TimelineScan::next() {
+  if (current_ == nullptr) return;
+  live_[current_index_] = current_->next();
+  pick();
+}
+
+// Chooses the earliest head among the sources (longest first at equal start, then source order) and places it.
+void TimelineScan::pick() {
+  current_ = nullptr;
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    if (!live_[i]) continue;
+    const SourceEvent& e = sources_[i]->event();
+    if (current_ == nullptr) {
+      current_ = sources_[i].get();
+      current_index_ = i;
+      continue;
+    }
+    const SourceEvent& best = current_->event();
+    if (e.ts < best.ts || (e.ts == best.ts && e.dur > best.dur)) {
+      current_ = sources_[i].get();
+      current_index_ = i;
+    }
+  }
+  args_ready_ = false;
+  if (current_ == nullptr) return;
+  ++row_number_;
+  const SourceEvent& e = current_->event();
+  TrackLayout::Placed where = layout_.place(e);
+  row_.kind = e.kind;
+  row_.name = e.name;
+  row_.ts = e.ts;
+  row_.has_dur = !e.instant;
+  row_.dur = e.dur;
+  row_.pid = where.pid;
+  row_.tid = where.tid;
+  row_.process_name = where.process_name;
+  row_.thread_name = where.thread_name;
+  row_.on_gpu = e.placement != Placement::cpu_thread;
+  row_.device_id = e.device_id;
+  row_.stream_id = e.stream_id;
+  row_.has_correlation = e.has_correlation;
+  row_.correlation_id = e.correlation_id;
+  row_.has_global_tid = e.has_global_id;
+  row_.global_tid = e.global_id;
+}
+
+std::string_view TimelineScan::args() {
+  if (current_ == nullptr) return {};
+  if (!args_ready_) {
+    current_->write_args(args_);
+    args_ready_ = true;
+  }
+  return args_;
+}
+
+uint64_t TimelineScan::skipped(Kind kind) const {
+  uint64_t n = 0;
+  for (const auto& s : sources_)
+    if (s->kind() == kind) n += s->skipped();
+  return n;
+}
+
+}  // namespace nsystrace

@@ -1,0 +1,43 @@
+// The whole timeline of one export as a stream of trace_events rows: a k-way merge of the per-table readers in
+// time order, each event placed on its track as it passes. This is what a trace_events cursor walks.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/event_sources.h"
+#include "src/track_layout.h"
+
+namespace nsystrace {
+
+class TimelineScan {
+ public:
+  TimelineScan(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog, const ScanFilter& filter);
+
+  bool eof() const { return current_ == nullptr; }
+  void next();
+  const TraceRow& row() const { return row_; }
+  std::string_view args();  // the current row's args JSON, built on first request
+  int64_t row_number() const { return row_number_; }  // 1 for the first row
+  const ProfileCatalog& catalog() const { return *catalog_; }
+  // Rows of each kind that were read but could not be placed (no start time).
+  uint64_t skipped(Kind kind) const;
+
+ private:
+  void advance_source(size_t i);
+  void pick();
+
+  sqlite3* db_;
+  std::shared_ptr<const ProfileCatalog> catalog_;
+  std::vector<std::unique_ptr<EventSource>> sources_;
+  std::vector<bool> live_;
+  TrackLayout layout_;
+  EventSource* current_ = nullptr;
+  size_t current_index_ = 0;
+  TraceRow row_;
+  std::string args_;
+  bool args_ready_ = false;
+  int64_t row_number_ = 0;
+};
+
+}  // namespace nsystrace

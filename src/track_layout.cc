@@ -1,0 +1,100 @@
+#include "src/track_layout.h"
+
+#include <fmt/format.h>
+
+namespace nsystrace {
+
+size_t TrackLayout::fit_lane(std::vector<Lane>& lanes, int64_t start, int64_t end, bool instant) {
+  if (instant) return 0;  // instants never overlap anything
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    auto& open = lanes[i].open_ends;
+    while (!open.empty() && open.back() <= start) open.pop_back();  // slices that ended by now
+    if (open.empty() || open.back() >= end) {                      // nests inside the innermost open slice
+      open.push_back(end);
+      return i;
+    }
+  }
+  lanes.emplace_back();
+  lanes.back().open_ends.push_back(end);
+  return lanes.size() - 1;
+}
+
+TrackLayout::Process& TrackLayout::process(int32_t pid, const SourceEvent& ev) {
+  auto it = processes_.find(pid);
+  if (it != processes_.end()) return it->second;
+  Process p;
+  if (ev.placement == Placement::cpu_thread) {
+    const std::string* name = catalog_.process_name(process_key_of(ev.global_id));
+    p.name = name ? *name : fmt::format("Process {}", pid);
+  } else {
+    const std::string* gpu = catalog_.gpu_name(ev.device_id);
+    p.name = gpu ? fmt::format("GPU {} ({})", ev.device_id, *gpu) : fmt::format("GPU {}", ev.device_id);
+  }
+  return processes_.emplace(pid, std::move(p)).first->second;
+}
+
+TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
+  Key key;
+  switch (ev.placement) {
+    case Placement::cpu_thread: key = Key{0, ev.global_id, 0, 0}; break;
+    case Placement::gpu_stream: key = Key{1, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
+    case Placement::gpu_sync: key = Key{2, ev.device_id, 0, 0}; break;
+  }
+  if (last_track_ != nullptr && key == last_key_) return *last_track_;
+  auto it = tracks_.find(key);
+  if (it == tracks_.end()) {
+    Track t;
+    std::string name;
+    if (ev.placement == Placement::cpu_thread) {
+      t.pid = os_pid_of(ev.global_id);
+      t.base_tid = os_tid_of(ev.global_id);
+      const std::string* tn = catalog_.thread_name(ev.global_id);
+      name = tn ? *tn : fmt::format("Thread {}", t.base_tid);
+      process(t.pid, ev);
+    } else {
+      t.pid = static_cast<int32_t>(kGpuPidBase + (ev.device_id & 0xFFFFFF));
+      Process& proc = process(t.pid, ev);
+      if (ev.placement == Placement::gpu_sync) {
+        t.base_tid = proc.next_free_base--;
+        name = "CUDA sync";
+      } else {
+        int64_t owner = process_key_of(ev.global_id);
+        auto [claim, fresh] = stream_owner_.emplace(std::make_pair(t.pid, ev.stream_id), owner);
+        bool own_id = (fresh || claim->second == owner) && ev.stream_id >= 0 && ev.stream_id < 0xF00000;
+        t.base_tid = own_id ? static_cast<int32_t>(ev.stream_id) : proc.next_free_base--;
+        name = own_id ? fmt::format("Stream {}", ev.stream_id)
+                      : fmt::format("Stream {} (pid {})", ev.stream_id, os_pid_of(ev.global_id));
+      }
+    }
+    t.lanes.emplace_back();
+    t.lanes[0].tid = t.base_tid;
+    t.lanes[0].name = std::move(name);
+    it = tracks_.emplace(key, std::move(t)).first;
+  }
+  last_key_ = key;
+  last_track_ = &it->second;
+  return it->second;
+}
+
+int32_t TrackLayout::lane_tid(Track& track, Process& proc, size_t lane) {
+  if (lane < 127) return static_cast<int32_t>((static_cast<int64_t>(lane) << 24) | track.base_tid);
+  return static_cast<int32_t>((int64_t{127} << 24) | (proc.next_overflow++ & 0xFFFFFF));
+}
+
+TrackLayout::Placed TrackLayout::place(const SourceEvent& ev) {
+  Track& track = track_for(ev);
+  int64_t end;
+  if (__builtin_add_overflow(ev.ts, ev.dur, &end)) end = INT64_MAX;
+  size_t before = track.lanes.size();
+  size_t lane = fit_lane(track.lanes, ev.ts, end, ev.instant);
+  Process& proc = processes_.find(track.pid)->second;
+  if (track.lanes.size() > before) {  // a new lane was opened
+    Lane& l = track.lanes[lane];
+    l.tid = lane_tid(track, proc, lane);
+    l.name = fmt::format("{} [lane {}]", track.lanes[0].name, lane);
+  }
+  const Lane& l = track.lanes[lane];
+  return Placed{track.pid, l.tid, &proc.name, &l.name};
+}
+
+}  // namespace nsystrace

@@ -1,0 +1,66 @@
+// Places events on Chrome tracks (pid, tid) so that slices on one track always nest. Perfetto and
+// chrome://tracing drop a slice that partially overlaps an earlier one on its track; here such a slice goes to
+// an extra lane of the same track instead. Events must arrive in (start, longest first) order per track.
+//
+// Track ids:  CPU thread -> pid = OS pid, tid = OS tid.   GPU d -> pid = kGpuPidBase + d, tid = CUDA stream id
+// (a synthetic id when two processes use the same stream id on one GPU), plus a "CUDA sync" track.
+// Lane k >= 1 of a track with base tid b is tid (k << 24) | b, named "<track name> [lane k]"; ids stay below 2^31.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "src/event.h"
+#include "src/profile_catalog.h"
+
+namespace nsystrace {
+
+class TrackLayout {
+ public:
+  explicit TrackLayout(const ProfileCatalog& catalog) : catalog_(catalog) {}
+
+  struct Placed {
+    int32_t pid, tid;
+    const std::string* process_name;
+    const std::string* thread_name;
+  };
+  Placed place(const SourceEvent& ev);
+
+  // Lane assignment alone, for tests: the lane (0-based) a slice [start, start + dur] takes on `lanes`.
+  struct Lane {
+    int32_t tid = 0;
+    std::string name;
+    std::vector<int64_t> open_ends;  // ends of the slices still open on this lane, innermost last
+  };
+  static size_t fit_lane(std::vector<Lane>& lanes, int64_t start, int64_t end, bool instant);
+
+ private:
+  struct Track {
+    int32_t pid = 0;
+    int32_t base_tid = 0;
+    std::vector<Lane> lanes;
+  };
+  struct Process {
+    std::string name;
+    int32_t next_free_base = 0xFFFFFF;  // synthetic base tids count down from 2^24 - 1
+    int32_t next_overflow = 0;          // tids of lanes beyond 126
+  };
+  using Key = std::tuple<int, int64_t, int64_t, int64_t>;
+
+  Process& process(int32_t pid, const SourceEvent& ev);
+  Track& track_for(const SourceEvent& ev);
+  int32_t lane_tid(Track& track, Process& proc, size_t lane);
+
+  const ProfileCatalog& catalog_;
+  std::map<Key, Track> tracks_;
+  std::unordered_map<int32_t, Process> processes_;
+  std::map<std::pair<int32_t, int64_t>, int64_t> stream_owner_;  // (gpu pid, stream) -> process key
+  Track* last_track_ = nullptr;
+  Key last_key_{-1, 0, 0, 0};
+};
+
+}  // namespace nsystrace
