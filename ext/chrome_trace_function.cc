@@ -28,7 +28,7 @@ constexpr const char* kExplicitForm =
 struct Aggregate {
   explicit Aggregate(sqlite3* db) {
     int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
-    out.set_limit(static_cast<size_t>(limit),
+    out.set_limit(static_cast<size_t>(limit) + 1,  // + the NUL handed over with the text
                   fmt::format("nsystrace: the trace is larger than SQLite's largest value (SQLITE_LIMIT_LENGTH = {} "
                               "bytes); narrow the query (by kind, ts or pid), or raise the limit",
                               limit));
@@ -94,7 +94,7 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
   } else {
     agg.star = true;
     agg.cursor_id = cursor->id;
-    agg.catalog = std::shared_ptr<const ProfileCatalog>(&scan.catalog(), [](const ProfileCatalog*) {});
+    agg.catalog = scan.shared_catalog();
   }
   agg.generation = cursor->generation;
   agg.last_row = scan.row_number();
@@ -249,9 +249,12 @@ void x_final(sqlite3_context* ctx) {
     } else {
       agg->writer->finish(other_data(agg, sqlite3_context_db_handle(ctx)));
     }
+    // Hand the text over NUL-terminated with length -1: SQLite then marks it terminated and never copies it (it
+    // copies a text given with an explicit length the first time anyone asks for it as a C string).
+    agg->out.push_back('\0');
     size_t size = 0;
     char* text = agg->out.release(&size);
-    sqlite3_result_text64(ctx, text, size, free, SQLITE_UTF8);
+    sqlite3_result_text(ctx, text, -1, OutputBuffer::free_released);
   } catch (const std::bad_alloc&) {
     sqlite3_result_error_nomem(ctx);
   } catch (const std::exception& e) {

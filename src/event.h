@@ -18,6 +18,7 @@ std::optional<Kind> kind_from_name(std::string_view name);
 // Where an event is drawn.
 enum class Placement : uint8_t {
   cpu_thread,  // its OS thread (globalTid)
+  cpu_async,   // NVTX start/end ranges: a track of their own beside their thread (they rarely nest)
   gpu_stream,  // its CUDA stream, under the GPU's process
   gpu_sync,    // the GPU's "CUDA sync" track
 };

@@ -114,11 +114,35 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
       binds.push_back(*filter.pid);
     }
   }
-  std::string order = table.has("end") ? " ORDER BY start, \"end\" IS NULL DESC, \"end\" DESC" : " ORDER BY start";
-  std::string sql = "SELECT " + select_list + " FROM " + catalog_.schema().qualified(table.name) + " WHERE " +
-                    where + order;
-  stmt_ = Statement(db_, sql);
+  std::string from = " FROM " + catalog_.schema().qualified(table.name) + " WHERE " + where;
+  // Readers must yield (start, longest first). Exports nearly always store events in that order already: a
+  // cheap pass over start/end checks it, and then the rows are read as stored, sparing SQLite a full sort of
+  // every table (the largest single cost of a scan). Otherwise SQLite sorts.
+  std::string order;
+  if (table.has("end")) {
+    Statement check(db_, "SELECT start, \"end\"" + from);
+    for (size_t i = 0; i < binds.size(); ++i) check.bind(static_cast<int>(i + 1), binds[i]);
+    if (!stored_in_scan_order(check)) order = " ORDER BY start, \"end\" IS NULL DESC, \"end\" DESC";
+  } else {
+    order = " ORDER BY start";
+  }
+  stmt_ = Statement(db_, "SELECT " + select_list + from + order);
   for (size_t i = 0; i < binds.size(); ++i) stmt_.bind(static_cast<int>(i + 1), binds[i]);
+}
+
+bool EventSource::stored_in_scan_order(Statement& check) {
+  bool first = true;
+  int64_t prev_start = 0, prev_end = 0;
+  while (check.step()) {
+    if (check.is_null(0)) continue;  // skipped by next() wherever they are
+    int64_t start = check.int64(0);
+    int64_t end = check.is_null(1) ? INT64_MAX : check.int64(1);  // an open range sorts as the longest
+    if (!first && (start < prev_start || (start == prev_start && end > prev_end))) return false;
+    first = false;
+    prev_start = start;
+    prev_end = end;
+  }
+  return true;
 }
 
 bool EventSource::read_interval(bool end_may_be_null) {
@@ -430,6 +454,7 @@ class NvtxSource final : public EventSource {
     read_interval(true);
     int64_t type = stmt_.int64(type_);
     event_.instant = type == 34;
+    event_.placement = type == 60 || type == 71 ? Placement::cpu_async : Placement::cpu_thread;
     if (!event_.instant && end_was_null_) {
       // A range never closed extends to the end of the profile.
       event_.dur = checked_duration(event_.ts, catalog_.profile_end(db_));

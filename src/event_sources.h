@@ -40,6 +40,8 @@ class EventSource {
                const std::string& extra_where = "");
   // Fills event_ from the statement's current row; false to skip the row.
   virtual bool read_row() = 0;
+  // True when the rows of `check` (start, end) come in (start, end descending) order.
+  static bool stored_in_scan_order(Statement& check);
   // Reads start/end at columns 0/1 into event_ (clamping end < start to a zero duration).
   bool read_interval(bool end_may_be_null);
   std::string_view string_or_placeholder(int col, std::string& scratch) const;

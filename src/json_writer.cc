@@ -1,12 +1,25 @@
 #include "src/json_writer.h"
 
 #include <cctype>
+#include <algorithm>
 #include <cmath>
 #include <new>
+#include <sys/mman.h>
 
 #include "src/statement.h"
 
 namespace nsystrace {
+
+namespace {
+// A mapping starts with one header page-aligned block holding its size, so free_released() can unmap it.
+constexpr size_t kHeader = 64;
+constexpr size_t kPage = 4096;
+size_t round_to_pages(size_t n) { return (n + kPage - 1) / kPage * kPage; }
+}  // namespace
+
+OutputBuffer::~OutputBuffer() {
+  if (data_ != nullptr) munmap(data_ - kHeader, mapping_size_);
+}
 
 void OutputBuffer::grow(size_t extra) {
   if (drain_ && size_ >= chunk_) {
@@ -15,13 +28,26 @@ void OutputBuffer::grow(size_t extra) {
   }
   size_t need = size_ + extra;
   if (need > limit_) throw Error(limit_message_);
-  size_t cap = capacity_ < 4096 ? 4096 : capacity_ + capacity_ / 2;
+  size_t cap = capacity_ < 65536 ? 65536 : capacity_ + capacity_ / 2;
   if (cap < need) cap = need;
-  if (cap > limit_ && need <= limit_) cap = limit_;
-  void* p = std::realloc(data_, cap);  // large blocks are moved with mremap: no copy, no doubling
-  if (p == nullptr) throw std::bad_alloc();
-  data_ = static_cast<char*>(p);
-  capacity_ = cap;
+  size_t mapping = round_to_pages(cap + kHeader);
+  void* p;
+  if (data_ == nullptr) {
+    p = mmap(nullptr, mapping, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  } else {
+    p = mremap(data_ - kHeader, mapping_size_, mapping, MREMAP_MAYMOVE);
+  }
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  *static_cast<size_t*>(p) = mapping;
+  data_ = static_cast<char*>(p) + kHeader;
+  mapping_size_ = mapping;
+  capacity_ = std::min(mapping - kHeader, limit_);  // so that growing past the limit comes back here
+}
+
+void OutputBuffer::free_released(void* data) {
+  if (data == nullptr) return;
+  char* base = static_cast<char*>(data) - kHeader;
+  munmap(base, *reinterpret_cast<size_t*>(base));
 }
 
 void OutputBuffer::drain_now() {
@@ -32,10 +58,11 @@ void OutputBuffer::drain_now() {
 }
 
 char* OutputBuffer::release(size_t* size) {
+  if (data_ == nullptr) grow(1);  // always hand out a mapping, even for an empty text
   char* p = data_;
   *size = size_;
   data_ = nullptr;
-  size_ = capacity_ = 0;
+  size_ = capacity_ = mapping_size_ = 0;
   return p;
 }
 

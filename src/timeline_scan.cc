@@ -47,7 +47,7 @@ void TimelineScan::pick() {
   row_.tid = where.tid;
   row_.process_name = where.process_name;
   row_.thread_name = where.thread_name;
-  row_.on_gpu = e.placement != Placement::cpu_thread;
+  row_.on_gpu = e.placement == Placement::gpu_stream || e.placement == Placement::gpu_sync;
   row_.device_id = e.device_id;
   row_.stream_id = e.stream_id;
   row_.has_correlation = e.has_correlation;

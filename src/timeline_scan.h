@@ -20,6 +20,7 @@ class TimelineScan {
   std::string_view args();  // the current row's args JSON, built on first request
   int64_t row_number() const { return row_number_; }  // 1 for the first row
   const ProfileCatalog& catalog() const { return *catalog_; }
+  std::shared_ptr<const ProfileCatalog> shared_catalog() const { return catalog_; }
   // Rows of each kind that were read but could not be placed (no start time).
   uint64_t skipped(Kind kind) const;
 

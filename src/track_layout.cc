@@ -23,7 +23,7 @@ TrackLayout::Process& TrackLayout::process(int32_t pid, const SourceEvent& ev) {
   auto it = processes_.find(pid);
   if (it != processes_.end()) return it->second;
   Process p;
-  if (ev.placement == Placement::cpu_thread) {
+  if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async) {
     const std::string* name = catalog_.process_name(process_key_of(ev.global_id));
     p.name = name ? *name : fmt::format("Process {}", pid);
   } else {
@@ -39,18 +39,25 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
     case Placement::cpu_thread: key = Key{0, ev.global_id, 0, 0}; break;
     case Placement::gpu_stream: key = Key{1, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
     case Placement::gpu_sync: key = Key{2, ev.device_id, 0, 0}; break;
+    case Placement::cpu_async: key = Key{3, ev.global_id, 0, 0}; break;
   }
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
   auto it = tracks_.find(key);
   if (it == tracks_.end()) {
     Track t;
     std::string name;
-    if (ev.placement == Placement::cpu_thread) {
+    if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async) {
       t.pid = os_pid_of(ev.global_id);
-      t.base_tid = os_tid_of(ev.global_id);
+      Process& proc = process(t.pid, ev);
+      int32_t tid = os_tid_of(ev.global_id);
       const std::string* tn = catalog_.thread_name(ev.global_id);
-      name = tn ? *tn : fmt::format("Thread {}", t.base_tid);
-      process(t.pid, ev);
+      name = tn ? *tn : fmt::format("Thread {}", tid);
+      if (ev.placement == Placement::cpu_thread) {
+        t.base_tid = tid;
+      } else {
+        t.base_tid = proc.next_free_base--;
+        name += " (NVTX start/end)";
+      }
     } else {
       t.pid = static_cast<int32_t>(kGpuPidBase + (ev.device_id & 0xFFFFFF));
       Process& proc = process(t.pid, ev);

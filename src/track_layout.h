@@ -2,7 +2,8 @@
 // chrome://tracing drop a slice that partially overlaps an earlier one on its track; here such a slice goes to
 // an extra lane of the same track instead. Events must arrive in (start, longest first) order per track.
 //
-// Track ids:  CPU thread -> pid = OS pid, tid = OS tid.   GPU d -> pid = kGpuPidBase + d, tid = CUDA stream id
+// Track ids:  CPU thread -> pid = OS pid, tid = OS tid; its NVTX start/end ranges -> a track of their own
+// ("<thread> (NVTX start/end)", synthetic tid).   GPU d -> pid = kGpuPidBase + d, tid = CUDA stream id
 // (a synthetic id when two processes use the same stream id on one GPU), plus a "CUDA sync" track.
 // Lane k >= 1 of a track with base tid b is tid (k << 24) | b, named "<track name> [lane k]"; ids stay below 2^31.
 #pragma once

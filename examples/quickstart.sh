@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Quick start: installs what is missing (Debian), builds the extension, makes the bundled example profile
+# (examples/example_profile.sql: a 2-GPU training job shaped like a real nsys 2026 export) and converts it to a
+# Chrome trace: build/example_trace.json, ready for https://ui.perfetto.dev or chrome://tracing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packages="libsqlite3-dev sqlite3 libfmt-dev libgtest-dev cmake g++"
+missing=$(for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+if [ -n "$missing" ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  # shellcheck disable=SC2086
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$(nproc)" --target nsystrace
+rm -f build/example.sqlite
+sqlite3 build/example.sqlite < examples/example_profile.sql
+sqlite3 build/example.sqlite ".load ./build/nsystrace" "select chrome_trace(*) from trace_events" > build/example_trace.json
+sqlite3 build/example.sqlite ".load ./build/nsystrace" -box \
+  "select kind, count(*) as events, min(ts) as first_ns, max(ts + coalesce(dur, 0)) as last_ns from trace_events group by kind"
+echo "wrote build/example_trace.json ($(stat -c %s build/example_trace.json) bytes): open it in https://ui.perfetto.dev"

@@ -1,0 +1,116 @@
+// Conformance over every real export in ../shared/fixtures/real (nsys 2020 -> 2026.2), through the built .so:
+// each converts; per-kind counts equal the source tables; kernel (ts, dur) pairs in the JSON equal the profile's
+// exactly; the JSON parses; no partial overlap on any track; every track has metadata; flows are paired.
+// Without ../shared the suite skips with a visible message (CTest reports it as skipped, not passed).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <dirent.h>
+#include <cstdio>
+#include <map>
+
+#include "tests/support/test_db.h"
+#include "tests/support/trace_check.h"
+
+namespace {
+
+std::vector<std::string> real_exports() {
+  std::vector<std::string> out;
+  std::string dir = testdb::shared_fixtures_dir();
+  if (dir.empty()) return out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 7 && name.substr(name.size() - 7) == ".sqlite") out.push_back(name);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const char* const kKinds[] = {"kernel", "memcpy", "memset", "sync", "cuda_api", "nvtx"};
+
+// What the profile itself says: rows per kind, counted straight from the source tables.
+std::map<std::string, int64_t> source_counts(testdb::Db& db) {
+  auto has = [&](const char* t) {
+    return db.integer(std::string("select count(*) from sqlite_schema where type='table' and name='") + t + "'") > 0;
+  };
+  auto count = [&](const char* t, const char* where = "1") -> int64_t {
+    return has(t) ? db.integer(std::string("select count(*) from ") + t + " where " + where) : 0;
+  };
+  return {{"kernel", count("CUPTI_ACTIVITY_KIND_KERNEL")},
+          {"memcpy", count("CUPTI_ACTIVITY_KIND_MEMCPY")},
+          {"memset", count("CUPTI_ACTIVITY_KIND_MEMSET")},
+          {"sync", count("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")},
+          {"cuda_api", count("CUPTI_ACTIVITY_KIND_RUNTIME")},
+          {"nvtx", count("NVTX_EVENTS", "eventType in (34, 59, 60, 70, 71)")}};
+}
+
+class RealExport : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealExport, ConvertsCompletelyAndExactly) {
+  std::string path = testdb::shared_fixtures_dir() + "/" + GetParam();
+  testdb::Db db(path, /*load_shared_object=*/true);
+  auto expected = source_counts(db);
+
+  // trace_events: one row per source row, per kind.
+  for (const char* kind : kKinds) {
+    int64_t rows = db.integer(std::string("select count(*) from trace_events where kind='") + kind + "'");
+    EXPECT_EQ(rows, expected[kind]) << kind;
+  }
+
+  std::string json = db.text("select chrome_trace(*) from trace_events");
+  testtrace::TraceSummary t = testtrace::check_trace(json);
+  for (const auto& p : t.problems) ADD_FAILURE() << p;
+  for (const char* kind : kKinds) EXPECT_EQ(t.per_cat[kind], expected[kind]) << "JSON slices of kind " << kind;
+
+  // Kernel (ts, dur) in the JSON, decoded digit for digit, equal the profile's (start, end - start).
+  std::vector<std::pair<int64_t, int64_t>> from_json, from_profile;
+  for (const auto& s : t.slices)
+    if (s.cat == "kernel") from_json.emplace_back(s.ts_ns, s.dur_ns);
+  if (expected["kernel"] > 0) {
+    for (const auto& r : db.rows("select start, end - start from CUPTI_ACTIVITY_KIND_KERNEL"))
+      from_profile.emplace_back(std::stoll(r[0]), std::stoll(r[1]));
+  }
+  std::sort(from_json.begin(), from_json.end());
+  std::sort(from_profile.begin(), from_profile.end());
+  EXPECT_EQ(from_json, from_profile);
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param.substr(0, info.param.size() - 7);
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedFixtures, RealExport, ::testing::ValuesIn(real_exports()), test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealExport);
+
+TEST(RealExports, FixturesArePresent) {
+  if (testdb::shared_fixtures_dir().empty())
+    GTEST_SKIP() << "../shared/fixtures/real not found: conformance over real exports NOT run "
+                    "(set NSYSTRACE_SHARED_FIXTURES to its path)";
+  EXPECT_FALSE(real_exports().empty());
+}
+
+// Prints the files x kinds table of what the trace holds (CTest runs each test in its own process, so this one
+// converts every file again; `ctest -R SummaryTable -V` shows it).
+TEST(RealExports, SummaryTable) {
+  if (real_exports().empty()) GTEST_SKIP() << "../shared/fixtures/real not found: no table to print";
+  std::printf("\n%-46s %7s %7s %7s %6s %8s %7s %6s %6s %8s\n", "file", "kernel", "memcpy", "memset", "sync",
+              "cuda_api", "nvtx", "flows", "tracks", "KB");
+  for (const auto& file : real_exports()) {
+    testdb::Db db(testdb::shared_fixtures_dir() + "/" + file, /*load_shared_object=*/true);
+    std::string json = db.text("select chrome_trace(*) from trace_events");
+    testtrace::TraceSummary t = testtrace::check_trace(json);
+    EXPECT_TRUE(t.problems.empty()) << file;
+    std::printf("%-46s %7ld %7ld %7ld %6ld %8ld %7ld %6ld %6zu %8zu\n", file.c_str(), (long)t.per_cat["kernel"],
+                (long)t.per_cat["memcpy"], (long)t.per_cat["memset"], (long)t.per_cat["sync"],
+                (long)t.per_cat["cuda_api"], (long)t.per_cat["nvtx"], (long)t.flow_starts, t.thread_names.size(),
+                json.size() >> 10);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,162 @@
+// chrome_trace(*) and the explicit form on a tiny hand-made export whose every value is checked by hand.
+#include <gtest/gtest.h>
+
+#include "tests/support/test_db.h"
+#include "tests/support/trace_check.h"
+
+namespace {
+
+// One process (pid 10, threads 10 and 11) on GPU 0. globalTid = (1 << 48) | (pid << 24) | tid.
+// API calls on thread 10: launch (corr 1) [1000, 1500], memcpy (corr 2) [2000, 2600], sync [3000, 9000].
+// Kernel (corr 1) [1200, 4200] on stream 7, memcpy HtoD (corr 2) [4300, 4800], 64 bytes, on stream 7.
+// NVTX push/pop 'step' [900, 9500] on thread 10, a mark 'here' at 950.
+const char* kTinyExport = R"sql(
+CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO StringIds VALUES (1,'cudaLaunchKernel_v7000'),(2,'cudaMemcpyAsync_v3020'),(3,'cudaDeviceSynchronize_v3020'),
+  (4,'gemm'),(5,'void gemm<float>(int)'),(6,'main'),(7,'worker');
+CREATE TABLE ThreadNames(nameId INTEGER, priority INTEGER, globalTid INTEGER);
+INSERT INTO ThreadNames VALUES (6, 0, 281475144482826), (7, 0, 281475144482827);
+CREATE TABLE PROCESSES(globalPid INTEGER, pid INTEGER, name TEXT);
+INSERT INTO PROCESSES VALUES (281475144482816, 10, 'train.py');
+CREATE TABLE TARGET_INFO_GPU(vmId INTEGER, id INTEGER, name TEXT);
+INSERT INTO TARGET_INFO_GPU VALUES (281474976710656, 0, 'NVIDIA H100 80GB HBM3');
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER, returnValue INTEGER, callchainId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1000,1500,0,281475144482826,1,1,0,NULL),
+  (2000,2600,0,281475144482826,2,2,0,NULL), (3000,9000,0,281475144482826,3,3,0,NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER, end INTEGER, deviceId INTEGER, contextId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER, shortName INTEGER,
+  gridX INTEGER, gridY INTEGER, gridZ INTEGER, blockX INTEGER, blockY INTEGER, blockZ INTEGER,
+  registersPerThread INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (1200,4200,0,1,7,1,281475144482816,5,4,64,1,1,256,1,1,32);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(start INTEGER, end INTEGER, deviceId INTEGER, contextId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, bytes INTEGER, copyKind INTEGER, srcKind INTEGER,
+  dstKind INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (4300,4800,0,1,7,2,281475144482816,64,1,1,2);
+CREATE TABLE NVTX_EVENTS(start INTEGER, end INTEGER, eventType INTEGER, rangeId INTEGER, category INTEGER,
+  color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+INSERT INTO NVTX_EVENTS VALUES (900,9500,59,NULL,NULL,4278190335,'step',281475144482826,NULL,NULL,0),
+  (950,NULL,34,NULL,NULL,NULL,'here',281475144482826,NULL,NULL,0);
+)sql";
+
+class ChromeTrace : public ::testing::Test {
+ protected:
+  void SetUp() override { db.exec(kTinyExport); }
+  testdb::Db db;
+};
+
+TEST_F(ChromeTrace, RowsCarryTheContractColumns) {
+  auto rows = db.rows(
+      "select kind, name, ts, dur, pid, tid, process_name, thread_name, device_id, stream_id, correlation_id "
+      "from trace_events");
+  std::vector<std::vector<std::string>> expected = {
+      {"nvtx", "step", "900", "8600", "10", "10", "train.py", "main", "NULL", "NULL", "NULL"},
+      {"nvtx", "here", "950", "NULL", "10", "10", "train.py", "main", "NULL", "NULL", "NULL"},
+      {"cuda_api", "cudaLaunchKernel_v7000", "1000", "500", "10", "10", "train.py", "main", "NULL", "NULL", "1"},
+      {"kernel", "gemm", "1200", "3000", "16777216", "7", "GPU 0 (NVIDIA H100 80GB HBM3)", "Stream 7", "0", "7", "1"},
+      {"cuda_api", "cudaMemcpyAsync_v3020", "2000", "600", "10", "10", "train.py", "main", "NULL", "NULL", "2"},
+      {"cuda_api", "cudaDeviceSynchronize_v3020", "3000", "6000", "10", "10", "train.py", "main", "NULL", "NULL", "3"},
+      {"memcpy", "Memcpy HtoD", "4300", "500", "16777216", "7", "GPU 0 (NVIDIA H100 80GB HBM3)", "Stream 7", "0", "7", "2"},
+  };
+  EXPECT_EQ(rows, expected);
+  EXPECT_EQ(db.text("select args from trace_events where kind='kernel'"),
+            "{\"demangled_name\":\"void gemm<float>(int)\",\"grid\":[64,1,1],\"block\":[256,1,1],"
+            "\"registers_per_thread\":32,\"correlation_id\":1,\"context_id\":1}");
+  EXPECT_EQ(db.text("select args from trace_events where kind='memcpy'"),
+            "{\"bytes\":64,\"copy_kind\":\"Host-to-Device\",\"src_kind\":\"Pinned\",\"dst_kind\":\"Device\","
+            "\"correlation_id\":2,\"context_id\":1}");
+  EXPECT_EQ(db.text("select args from trace_events where name='step'"), "{\"color\":\"#FF0000FF\"}");
+  EXPECT_EQ(db.integer("select global_tid from trace_events where kind='kernel'"), 281475144482816);
+}
+
+TEST_F(ChromeTrace, WritesExactMicrosecondsMetadataAndFlows) {
+  std::string json = db.text("select chrome_trace(*) from trace_events");
+  auto t = testtrace::check_trace(json);
+  ASSERT_TRUE(t.problems.empty()) << t.problems[0];
+  EXPECT_EQ(t.slices.size(), 7u);
+  EXPECT_NE(json.find("{\"name\":\"gemm\",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":1.2,\"dur\":3,\"pid\":16777216,"
+                      "\"tid\":7,"),
+            std::string::npos);
+  EXPECT_NE(json.find("{\"name\":\"here\",\"cat\":\"nvtx\",\"ph\":\"i\",\"s\":\"t\",\"ts\":0.95,\"pid\":10,\"tid\":10"),
+            std::string::npos);
+  // Two launches, two arrows: API call start -> GPU work start.
+  EXPECT_EQ(t.flow_starts, 2);
+  EXPECT_EQ(t.flow_ends, 2);
+  EXPECT_NE(json.find("{\"ph\":\"s\",\"id\":1,\"cat\":\"cuda_launch\",\"name\":\"launch\",\"pid\":10,\"tid\":10,\"ts\":1}"),
+            std::string::npos);
+  EXPECT_NE(json.find("{\"ph\":\"f\",\"bp\":\"e\",\"id\":1,\"cat\":\"cuda_launch\",\"name\":\"launch\",\"pid\":16777216,"
+                      "\"tid\":7,\"ts\":1.2}"),
+            std::string::npos);
+  EXPECT_EQ(t.process_names.at(10), "train.py");
+  EXPECT_EQ(t.process_names.at(16777216), "GPU 0 (NVIDIA H100 80GB HBM3)");
+  EXPECT_EQ(t.thread_names.at({16777216, 7}), "Stream 7");
+  // CPU process sorts before the GPU.
+  EXPECT_NE(json.find("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":10,\"args\":{\"sort_index\":0}}"),
+            std::string::npos);
+  EXPECT_NE(json.find("{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":16777216,\"args\":{\"sort_index\":1}}"),
+            std::string::npos);
+  const testjson::Value* other = t.root.get("otherData");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->get("event_counts")->str("kernel"), "1");
+  EXPECT_EQ(other->get("gpus")->str("0"), "NVIDIA H100 80GB HBM3");
+}
+
+TEST_F(ChromeTrace, FiltersComposeAndFlowsNeedBothEnds) {
+  auto t = testtrace::check_trace(
+      db.text("select chrome_trace(*) from trace_events where kind in ('kernel','nvtx') and ts < 1100"));
+  ASSERT_TRUE(t.problems.empty()) << t.problems[0];
+  EXPECT_EQ(t.slices.size(), 2u);  // 'step' and 'here': the kernel starts at 1200
+  EXPECT_EQ(t.flow_starts, 0);
+  auto k = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events where kind = 'kernel'"));
+  EXPECT_EQ(k.slices.size(), 1u);
+  EXPECT_EQ(k.flow_starts, 0);  // the API call is not among the rows
+  // A non-pushed-down filter (name LIKE) composes too.
+  auto n = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events where name like 'cuda%'"));
+  EXPECT_EQ(n.slices.size(), 3u);
+}
+
+TEST_F(ChromeTrace, EmptySelectionIsAnEmptyValidTrace) {
+  auto t = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events where kind = 'memset'"));
+  EXPECT_TRUE(t.problems.empty());
+  EXPECT_TRUE(t.slices.empty());
+}
+
+TEST_F(ChromeTrace, StarFormRefusesRowsItCannotSee) {
+  auto expect_error = [&](const std::string& sql, const std::string& fragment) {
+    std::string err = db.error_of(sql);
+    EXPECT_NE(err.find(fragment), std::string::npos) << sql << " -> " << (err.empty() ? "no error" : err);
+  };
+  expect_error("select chrome_trace(*) from (select * from trace_events order by ts desc)", "sorted, grouped");
+  expect_error("select kind, chrome_trace(*) from trace_events group by kind", "sorted, grouped");
+  expect_error("select chrome_trace(*) from StringIds", "another table");
+  expect_error("select chrome_trace(*) from trace_events a, trace_events b", "chrome_trace(kind, name, ts");
+  // Joined with another table, whichever loop SQLite puts trace_events in, the rows repeat: refused.
+  expect_error("select chrome_trace(*) from StringIds, trace_events", "join");
+  expect_error("select chrome_trace(*) from trace_events, StringIds", "join");
+  expect_error("select chrome_trace(*) from trace_events cross join StringIds", "same trace_events row twice");
+  expect_error("select chrome_trace(1, 2) from trace_events", "takes * or 6 to 11 arguments");
+}
+
+TEST_F(ChromeTrace, ExplicitFormBuildsATraceFromAnyQuery) {
+  std::string json = db.text(
+      "select chrome_trace(kind, name, ts, dur, pid, tid, process_name, thread_name, args, correlation_id, global_tid) "
+      "from (select * from trace_events order by ts desc)");
+  auto t = testtrace::check_trace(json);
+  ASSERT_TRUE(t.problems.empty()) << t.problems[0];
+  EXPECT_EQ(t.slices.size(), 7u);
+  // Rows arrive GPU work first here: no arrow can be drawn before its API call is seen.
+  std::string made_up = db.text(
+      "with v(k, n, ts, dur, a) as (values "
+      "('mine', 'a \"quoted\" name', 1000, 5, '{\"x\":1}'), ('mine', 'marker', 2000, NULL, 'not json')) "
+      "select chrome_trace(k, n, ts, dur, 1, 2, 'proc', 'thread', a) from v");
+  auto m = testtrace::check_trace(made_up);
+  ASSERT_TRUE(m.problems.empty()) << m.problems[0];
+  ASSERT_EQ(m.slices.size(), 2u);
+  EXPECT_EQ(m.slices[0].name, "a \"quoted\" name");
+  EXPECT_EQ(m.slices[0].args->str("x"), "1");
+  EXPECT_TRUE(m.slices[1].instant);
+  EXPECT_EQ(m.slices[1].args->str("value"), "not json");
+  EXPECT_NE(db.error_of("select chrome_trace('k','n',1.5,1,1,1)").find("ts must be an integer"), std::string::npos);
+  EXPECT_NE(db.error_of("select chrome_trace('k','n',1,1,-1,1)").find("pid must be"), std::string::npos);
+}
+}  // namespace

@@ -1,0 +1,194 @@
+// trace_events and chrome_trace(*) on the hand-made exports in tests/fixtures/*.sql. Each fixture's header
+// comment lists the values checked here; they were worked out by hand from the rows it inserts.
+#include <gtest/gtest.h>
+
+#include "tests/support/test_db.h"
+#include "tests/support/trace_check.h"
+
+namespace {
+
+using Rows = std::vector<std::vector<std::string>>;
+
+class Fixture : public ::testing::Test {
+ protected:
+  void load(const std::string& name) { db.exec_file(testdb::source_dir() + "/tests/fixtures/" + name + ".sql"); }
+  testtrace::TraceSummary trace(const std::string& where = "") {
+    auto t = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events " + where));
+    for (const auto& p : t.problems) ADD_FAILURE() << p;
+    return t;
+  }
+  int64_t count(const std::string& kind) {
+    return db.integer("select count(*) from trace_events where kind = '" + kind + "'");
+  }
+  testdb::Db db;
+};
+
+TEST_F(Fixture, NvtxStringsDomainsCategoriesColorsPayloads) {
+  load("nvtx_strings");
+  EXPECT_EQ(db.rows("select name, ts, dur from trace_events order by ts"),
+            (Rows{{"inline range", "100", "800"},
+                  {"registered range", "200", "100"},
+                  {"dom5 registered", "400", "100"},
+                  {"dom5 inline", "510", "90"},
+                  {"dom6 range", "610", "90"},
+                  {"[missing string 999]", "710", "90"},
+                  {"payload mark", "850", "NULL"}}));
+  EXPECT_EQ(db.text("select args from trace_events where name = 'inline range'"),
+            "{\"category\":\"IO\",\"category_id\":7,\"color\":\"#FF00FF00\",\"payload\":-42}");
+  EXPECT_EQ(db.text("select args from trace_events where name = 'registered range'"),
+            "{\"category_id\":8,\"payload\":3.25}");
+  EXPECT_EQ(db.text("select args from trace_events where name = 'dom5 registered'"),
+            "{\"domain\":\"MyDomain\",\"domain_id\":5,\"color\":\"#FFFF0000\",\"payload\":12345}");
+  EXPECT_EQ(db.text("select args from trace_events where name = 'dom6 range'"), "{\"domain_id\":6}");
+  EXPECT_EQ(db.text("select args from trace_events where name = 'payload mark'"), "{\"payload\":-7}");
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["nvtx"], 7);
+}
+
+TEST_F(Fixture, CorrelationIdsAreScopedToTheirProcess) {
+  load("correlation_reuse");
+  auto t = trace();
+  EXPECT_EQ(t.flow_starts, 6);
+  // Every arrow goes from the launching process's thread to that process's GPU (pid 100 -> GPU 0, 200 -> GPU 1).
+  std::map<int64_t, std::pair<const testjson::Value*, const testjson::Value*>> flows;
+  for (const auto& e : t.root.get("traceEvents")->items) {
+    if (e.str("ph") == "s") flows[e.integer("id")].first = &e;
+    if (e.str("ph") == "f") flows[e.integer("id")].second = &e;
+  }
+  std::map<std::pair<int64_t, int64_t>, int> pairs;
+  for (const auto& [id, f] : flows) pairs[{f.first->integer("pid"), f.second->integer("pid")}]++;
+  EXPECT_EQ(pairs, (std::map<std::pair<int64_t, int64_t>, int>{{{100, 16777216}, 3}, {{200, 16777217}, 3}}));
+  // kernel_A (1200 ns) is launched by pid 100's call at 1000 ns, not by pid 200's at 1150 ns.
+  for (const auto& [id, f] : flows) {
+    if (f.second->str("ts") == "1.2") {
+      EXPECT_EQ(f.first->str("ts"), "1");
+    }
+  }
+}
+
+TEST_F(Fixture, MarksStartEndRangesAndUnclosedRanges) {
+  load("marks_startend");
+  EXPECT_EQ(count("nvtx"), 10);
+  EXPECT_EQ(db.rows("select name, dur, tid, thread_name from trace_events where dur is null order by ts"),
+            (Rows{{"begin mark", "NULL", "100", "main"},
+                  {"inner mark", "NULL", "100", "main"},
+                  {"worker mark", "NULL", "101", "worker"}}));
+  // Push/pop ranges nest on the thread itself.
+  EXPECT_EQ(db.rows("select name, tid from trace_events where name in ('outer','inner','innermost') order by ts"),
+            (Rows{{"outer", "100"}, {"inner", "100"}, {"innermost", "100"}}));
+  // Start/end ranges get their own track; the two that partially overlap are on two lanes of it.
+  auto async = db.rows(
+      "select name, tid, thread_name from trace_events where name in ('async A','async B','cross thread') order by ts");
+  ASSERT_EQ(async.size(), 3u);
+  EXPECT_EQ(async[0][2], "main (NVTX start/end)");
+  EXPECT_EQ(async[1][2], "main (NVTX start/end) [lane 1]");
+  EXPECT_EQ(std::stoll(async[1][1]), (int64_t{1} << 24) | std::stoll(async[0][1]));
+  EXPECT_EQ(async[2][1], async[0][1]);  // 'cross thread' [500,700] fits the first lane again
+  EXPECT_EQ(db.text("select args from trace_events where name = 'cross thread'"),
+            "{\"range\":\"start/end\",\"range_id\":3,\"end_tid\":101}");
+  // A push without a pop extends to the profile's last timestamp (outer's end, 1000).
+  EXPECT_EQ(db.rows("select dur, args from trace_events where name = 'never closed'"),
+            (Rows{{"200", "{\"unclosed\":true}"}}));
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["nvtx"], 10);
+}
+
+TEST_F(Fixture, OverlappingKernelsGetLanesAndNothingIsDropped) {
+  load("overlap_stream");
+  EXPECT_EQ(db.rows("select name, tid, thread_name from trace_events where kind = 'kernel' order by ts, name"),
+            (Rows{{"kernel_first", "7", "Stream 7"},
+                  {"kernel_second", "16777223", "Stream 7 [lane 1]"},
+                  {"kernel_twin_a", "7", "Stream 7"},
+                  {"kernel_twin_b", "7", "Stream 7"}}));
+  // The API call that starts before 'region' and ends inside it pushes 'region' to a lane of the thread.
+  EXPECT_EQ(db.text("select tid from trace_events where name = 'region'"), std::to_string((1 << 24) | 100));
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["kernel"], 4);
+  EXPECT_EQ(t.per_cat["cuda_api"], 4);
+  EXPECT_EQ(t.flow_starts, 4);
+  EXPECT_EQ(t.thread_names.at({16777216, 16777223}), "Stream 7 [lane 1]");
+}
+
+TEST_F(Fixture, EmptyExportsGiveEmptyValidTraces) {
+  for (const char* name : {"empty_export", "empty_tables"}) {
+    SCOPED_TRACE(name);
+    testdb::Db fresh;
+    fresh.exec_file(testdb::source_dir() + "/tests/fixtures/" + name + ".sql");
+    EXPECT_EQ(fresh.integer("select count(*) from trace_events"), 0);
+    auto t = testtrace::check_trace(fresh.text("select chrome_trace(*) from trace_events"));
+    EXPECT_TRUE(t.problems.empty());
+    EXPECT_TRUE(t.slices.empty());
+  }
+}
+
+TEST_F(Fixture, Legacy2020SchemaReadsByColumnName) {
+  load("legacy_2020");
+  EXPECT_EQ(db.rows("select kind, count(*) from trace_events group by kind order by kind"),
+            (Rows{{"cuda_api", "8"}, {"kernel", "3"}, {"memcpy", "2"}, {"memset", "1"}, {"nvtx", "3"}, {"sync", "1"}}));
+  EXPECT_EQ(db.rows("select distinct process_name from trace_events where device_id is null"), (Rows{{"python"}}));
+  EXPECT_EQ(db.rows("select distinct process_name from trace_events where device_id is not null"),
+            (Rows{{"GPU 0 (Quadro RTX 8000)"}}));
+  EXPECT_EQ(db.rows("select name, args from trace_events where kind = 'memcpy' order by ts"),
+            (Rows{{"Memcpy HtoD",
+                   "{\"bytes\":4096,\"copy_kind\":\"Host-to-Device\",\"src_kind\":\"Pageable\",\"dst_kind\":\"Device\","
+                   "\"correlation_id\":2,\"context_id\":1}"},
+                  {"Memcpy DtoH",
+                   "{\"bytes\":4,\"copy_kind\":\"Device-to-Host\",\"src_kind\":\"Device\",\"dst_kind\":\"Pageable\","
+                   "\"correlation_id\":7,\"context_id\":1}"}}));
+  EXPECT_EQ(db.text("select name from trace_events where kind = 'sync'"), "Stream sync");
+  EXPECT_EQ(db.rows("select name, json_extract(args, '$.domain') from trace_events where kind = 'nvtx' order by ts"),
+            (Rows{{"DATAFRAME_INIT", "cudf_python"}, {"make_column", "libcudf"}, {"default domain range", "NULL"}}));
+  auto t = trace();
+  EXPECT_EQ(t.flow_starts, 6);  // memcpy x2, memset, kernel x3
+}
+
+TEST_F(Fixture, OddNamesSurviveEscapingByteForByte) {
+  load("odd_names");
+  auto t = trace();
+  std::multiset<std::string> from_json, from_db;
+  for (const auto& s : t.slices)
+    if (s.cat == "kernel" || s.cat == "nvtx") from_json.insert(s.name);
+  for (const auto& r : db.rows("select name from trace_events where kind in ('kernel','nvtx')")) from_db.insert(r[0]);
+  EXPECT_EQ(from_json.size(), 14u);
+  EXPECT_EQ(from_json, from_db);
+  EXPECT_EQ(from_db.count("Größe 核函数 🚀"), 1u);
+  EXPECT_EQ(from_db.count("line1\nline2"), 1u);
+  EXPECT_EQ(t.process_names.at(100), "odd \"proc\" it's");
+  EXPECT_EQ(t.thread_names.at({100, 100}), "线程-1");
+}
+
+TEST_F(Fixture, DanglingStringsBecomePlaceholdersNotGaps) {
+  load("dangling_strings");
+  EXPECT_EQ(db.rows("select name from trace_events where kind = 'kernel' order by ts"),
+            (Rows{{"good_kernel"}, {"[missing string 500]"}, {"good_kernel"}, {"good_kernel"}}));
+  EXPECT_EQ(db.rows("select name, thread_name from trace_events where correlation_id = 3 and kind = 'cuda_api'"),
+            (Rows{{"[missing string 600]", "Thread 101"}}));
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["kernel"], 4);
+  EXPECT_EQ(t.per_cat["cuda_api"], 4);
+  EXPECT_EQ(t.flow_starts, 3);  // corr 99 has no API call, corr 4 no GPU work
+}
+
+TEST_F(Fixture, NegativeAndHugeTimestampsAreExact) {
+  load("negative_times");
+  EXPECT_EQ(db.rows("select name, ts, dur from trace_events where kind = 'kernel' order by ts"),
+            (Rows{{"neg_kernel", "-2500", "500"}, {"huge_kernel", "9007199254740993123", "333"}}));
+  std::string json = db.text("select chrome_trace(*) from trace_events");
+  EXPECT_NE(json.find("\"name\":\"neg_kernel\",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":-2.5,\"dur\":0.5"), std::string::npos);
+  EXPECT_NE(json.find("\"name\":\"huge_kernel\",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":9007199254740993.123,\"dur\":0.333"),
+            std::string::npos);
+  EXPECT_NE(json.find("\"name\":\"int64 max mark\",\"cat\":\"nvtx\",\"ph\":\"i\",\"s\":\"t\",\"ts\":9223372036854775.807"),
+            std::string::npos);
+  EXPECT_NE(json.find("\"name\":\"straddles zero\",\"cat\":\"nvtx\",\"ph\":\"X\",\"ts\":-0.5,\"dur\":1"), std::string::npos);
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["nvtx"], 5);
+  EXPECT_EQ(t.flow_starts, 2);
+}
+
+TEST_F(Fixture, NotAnExportIsAClearError) {
+  db.exec("create table t(x)");
+  std::string err = db.error_of("select count(*) from trace_events");
+  EXPECT_NE(err.find("is not an Nsight Systems export"), std::string::npos) << err;
+}
+
+}  // namespace

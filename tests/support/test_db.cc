@@ -1,0 +1,106 @@
+#include "tests/support/test_db.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <sys/stat.h>
+
+#include "ext/nsystrace.h"
+
+namespace testdb {
+
+std::string source_dir() { return NSYSTRACE_SOURCE_DIR; }
+
+std::string shared_fixtures_dir() {
+  const char* env = std::getenv("NSYSTRACE_SHARED_FIXTURES");
+  std::string dir = env ? env : std::string(NSYSTRACE_SOURCE_DIR) + "/../shared/fixtures/real";
+  struct stat st;
+  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? dir : "";
+}
+
+namespace {
+void register_static_once() {
+  static bool done = [] {
+    sqlite3_auto_extension(reinterpret_cast<void (*)()>(sqlite3_nsystrace_init));
+    return true;
+  }();
+  (void)done;
+}
+}  // namespace
+
+Db::Db() {
+  register_static_once();
+  if (sqlite3_open(":memory:", &db_) != SQLITE_OK) throw std::runtime_error("cannot open :memory:");
+}
+
+Db::Db(const std::string& path, bool load_shared_object) {
+  if (!load_shared_object) register_static_once();
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
+    throw std::runtime_error("cannot open " + path + ": " + sqlite3_errmsg(db_));
+  if (load_shared_object) {
+    sqlite3_enable_load_extension(db_, 1);
+    char* err = nullptr;
+    if (sqlite3_load_extension(db_, NSYSTRACE_SHARED_OBJECT, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "?";
+      sqlite3_free(err);
+      throw std::runtime_error("cannot load " NSYSTRACE_SHARED_OBJECT ": " + msg);
+    }
+  }
+}
+
+Db::~Db() { sqlite3_close_v2(db_); }
+
+void Db::exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    throw std::runtime_error(msg);
+  }
+}
+
+void Db::exec_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  exec(ss.str());
+}
+
+std::vector<std::vector<std::string>> Db::rows(const std::string& sql) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr) != SQLITE_OK)
+    throw std::runtime_error(std::string(sqlite3_errmsg(db_)) + " in: " + sql);
+  std::vector<std::vector<std::string>> out;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    std::vector<std::string> row;
+    for (int i = 0; i < sqlite3_column_count(st); ++i) {
+      const unsigned char* t = sqlite3_column_text(st, i);
+      row.push_back(t ? std::string(reinterpret_cast<const char*>(t), sqlite3_column_bytes(st, i)) : "NULL");
+    }
+    out.push_back(std::move(row));
+  }
+  std::string msg = sqlite3_errmsg(db_);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) throw std::runtime_error(msg + " in: " + sql);
+  return out;
+}
+
+std::string Db::text(const std::string& sql) {
+  auto r = rows(sql);
+  return r.empty() || r[0].empty() || r[0][0] == "NULL" ? "" : r[0][0];
+}
+
+int64_t Db::integer(const std::string& sql) { return std::stoll(rows(sql).at(0).at(0)); }
+
+std::string Db::error_of(const std::string& sql) {
+  try {
+    rows(sql);
+    return "";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+}  // namespace testdb

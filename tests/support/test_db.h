@@ -1,0 +1,38 @@
+// Test helpers: connections with the extension registered, fixture scripts, and one-value queries.
+#pragma once
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace testdb {
+
+// Where the sources are (for tests/fixtures/*.sql) and where ../shared is, or "" when it is absent.
+std::string source_dir();
+std::string shared_fixtures_dir();
+
+class Db {
+ public:
+  // An in-memory database with the statically linked extension (SQLITE_CORE build) registered.
+  Db();
+  // A file opened read-only.
+  explicit Db(const std::string& path, bool load_shared_object = false);
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  sqlite3* get() const { return db_; }
+  void exec(const std::string& sql);                      // throws std::runtime_error with SQLite's message
+  void exec_file(const std::string& path);                // runs a script (a fixture)
+  std::string text(const std::string& sql);               // first column of first row ("" for NULL/no row)
+  int64_t integer(const std::string& sql);
+  std::vector<std::vector<std::string>> rows(const std::string& sql);  // NULL -> "NULL"
+  // The error message a query fails with, or "" when it succeeds.
+  std::string error_of(const std::string& sql);
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace testdb
