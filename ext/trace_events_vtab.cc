@@ -1,9 +1,9 @@
 // trace_events: an eponymous, read-only virtual table with one row per timeline event of the export.
 //
-// Pushdown (xBestIndex): constraints on kind (= and IN), ts (=, <, <=, >, >=) and pid (=) restrict which event
-// tables are read and what is read from them. idxStr lists the constraints handed to xFilter, one token per argv
-// entry, in argv order: "kind=", "kind_in", "ts=", "ts>", "ts>=", "ts<", "ts<=", "pid=". It is what EXPLAIN QUERY
-// PLAN shows. No constraint is omitted: SQLite re-checks them all, so a value we cannot use (NULL, text for ts)
+// Pushdown (xBestIndex): constraints on kind (= and IN), ts (=, <, <=, >, >=), pid (=) and name (=, LIKE, GLOB)
+// restrict which event tables are read and what is read from them. idxStr lists the constraints handed to xFilter,
+// one token per argv entry, in argv order: "kind=", "kind_in", "ts=", "ts>", "ts>=", "ts<", "ts<=", "pid=",
+// "name=", "name_like", "name_glob". It is what EXPLAIN QUERY PLAN shows. No constraint is omitted: SQLite re-checks them all, so a value we cannot use (NULL, text for ts)
 // only costs a wider scan, never a wrong row.
 #include <fmt/format.h>
 
@@ -64,7 +64,7 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   std::string idx;
   int argc = 0;
   double cost = 1e7;
-  bool has_kind = false, has_ts = false, has_pid = false;
+  bool has_kind = false, has_ts = false, has_pid = false, has_name = false;
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
     if (!c.usable) continue;
@@ -90,6 +90,11 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     } else if (c.iColumn == kColPid && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
       token = "pid=";
       has_pid = true;
+    } else if (c.iColumn == kColName) {
+      if (c.op == SQLITE_INDEX_CONSTRAINT_EQ) token = "name=";
+      else if (c.op == SQLITE_INDEX_CONSTRAINT_LIKE) token = "name_like";
+      else if (c.op == SQLITE_INDEX_CONSTRAINT_GLOB) token = "name_glob";
+      if (token) has_name = true;
     }
     if (token == nullptr) continue;
     info->aConstraintUsage[i].argvIndex = ++argc;
@@ -100,6 +105,7 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   if (has_kind) cost /= 4;
   if (has_ts) cost /= 10;
   if (has_pid) cost /= 4;
+  if (has_name) cost /= 20;
   info->estimatedCost = cost;
   info->estimatedRows = static_cast<sqlite3_int64>(cost);
   info->idxNum = argc;
@@ -186,6 +192,16 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
       for (int rc = sqlite3_vtab_in_first(v, &item); rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item))
         mask |= kind_mask_of(item);
       f.kinds &= mask;
+    } else if (op == "name=" || op == "name_like" || op == "name_glob") {
+      if (sqlite3_value_type(v) == SQLITE_NULL) {
+        f.impossible = true;  // name = NULL / LIKE NULL is never true
+      } else if (sqlite3_value_type(v) == SQLITE_TEXT) {
+        NameMatch m;
+        m.op = op == "name=" ? NameMatch::Op::eq : op == "name_like" ? NameMatch::Op::like : NameMatch::Op::glob;
+        m.pattern = std::string(reinterpret_cast<const char*>(sqlite3_value_text(v)),
+                                static_cast<size_t>(sqlite3_value_bytes(v)));
+        f.names.push_back(std::move(m));
+      }
     } else if (op == "pid=") {
       if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) continue;
       int64_t pid = sqlite3_value_int64(v);

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <climits>
+#include <cstring>
 
 #include "src/json_writer.h"
 
@@ -36,6 +39,9 @@ const char* builtin_sync_type(int64_t id) {
   static const char* const labels[] = {"Unknown", "Event sync", "Stream wait sync", "Stream sync", "Context sync"};
   return id >= 0 && id < 5 ? labels[id] : nullptr;
 }
+
+constexpr const char* kUnnamedApiCall = "[unnamed CUDA API call]";
+constexpr const char* kUnnamedRange = "[unnamed NVTX range]";
 
 std::string_view label_or(const std::string* from_export, const char* builtin) {
   if (from_export != nullptr) return *from_export;
@@ -76,12 +82,14 @@ std::string ScanFilter::describe() const {
   if (ts_min) s += fmt::format("ts>={} ", *ts_min);
   if (ts_max) s += fmt::format("ts<={} ", *ts_max);
   if (pid) s += fmt::format("pid={} ", *pid);
+  for (const auto& n : names) s += fmt::format("name {} '{}' ", n.sql_operator(), n.pattern);
   if (s.empty()) return "full scan";
   s.pop_back();
   return s;
 }
 
 bool EventSource::next() {
+  if (!stmt_) return false;
   while (stmt_.step()) {
     if (stmt_.is_null(0)) {
       ++skipped_;  // no start time: cannot be placed on a timeline; counted, not silently lost
@@ -95,8 +103,13 @@ bool EventSource::next() {
 void EventSource::prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter,
                           bool gpu, const std::string& extra_where) {
   std::string where = extra_where.empty() ? "1" : extra_where;
-  // Bounds are integers we produced ourselves; they are bound, never pasted.
-  std::vector<int64_t> binds;
+  // Values are bound, never pasted into the SQL.
+  Binds binds;
+  for (const NameMatch& m : filter.names) {
+    std::string cond = name_condition(m, binds);
+    if (cond == "0") return;  // no row of this table can have that name: do not even open it
+    where += " AND " + cond;
+  }
   if (filter.ts_min) {
     where += " AND start >= ?";
     binds.push_back(*filter.ts_min);
@@ -121,13 +134,64 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   std::string order;
   if (table.has("end")) {
     Statement check(db_, "SELECT start, \"end\"" + from);
-    for (size_t i = 0; i < binds.size(); ++i) check.bind(static_cast<int>(i + 1), binds[i]);
+    bind_all(check, binds);
     if (!stored_in_scan_order(check)) order = " ORDER BY start, \"end\" IS NULL DESC, \"end\" DESC";
   } else {
     order = " ORDER BY start";
   }
   stmt_ = Statement(db_, "SELECT " + select_list + from + order);
-  for (size_t i = 0; i < binds.size(); ++i) stmt_.bind(static_cast<int>(i + 1), binds[i]);
+  bind_all(stmt_, binds);
+}
+
+void EventSource::bind_all(Statement& s, const Binds& binds) {
+  for (size_t i = 0; i < binds.size(); ++i) {
+    if (const auto* v = std::get_if<int64_t>(&binds[i])) s.bind(static_cast<int>(i + 1), *v);
+    else s.bind(static_cast<int>(i + 1), std::get<std::string>(binds[i]));
+  }
+}
+
+// Whether a name starting with `prefix` may satisfy m (a superset answer: used to keep rows, never to drop them).
+static bool may_start_with(const NameMatch& m, std::string_view prefix) {
+  if (m.op == NameMatch::Op::eq) return m.pattern.compare(0, prefix.size(), prefix) == 0;
+  // The pattern's literal head, up to its first wildcard: a name can match only if one is a prefix of the other.
+  const char* wild = m.op == NameMatch::Op::like ? "%_" : "*?[";
+  size_t n = m.pattern.find_first_of(wild);
+  std::string_view head = std::string_view(m.pattern).substr(0, n == std::string::npos ? m.pattern.size() : n);
+  size_t common = std::min(head.size(), prefix.size());
+  for (size_t i = 0; i < common; ++i) {
+    char a = head[i], b = prefix[i];
+    if (m.op == NameMatch::Op::like) {  // SQLite's LIKE folds ASCII case
+      a = static_cast<char>(std::tolower(static_cast<unsigned char>(a)));
+      b = static_cast<char>(std::tolower(static_cast<unsigned char>(b)));
+    }
+    if (a != b) return false;
+  }
+  return true;
+}
+
+bool EventSource::name_could_be(const NameMatch& m, std::string_view candidate) const {
+  Statement s(db_, std::string("SELECT ?1 ") + m.sql_operator() + " ?2");
+  s.bind(1, candidate);
+  s.bind(2, m.pattern);
+  return s.step() && !s.is_null(0) && s.int64(0) != 0;
+}
+
+std::string EventSource::string_ids_matching(const NameMatch& m, Binds& binds) const {
+  if (!catalog_.schema().has("StringIds")) return "(SELECT NULL WHERE 0)";
+  binds.emplace_back(m.pattern);
+  return "(SELECT id FROM " + catalog_.schema().qualified("StringIds") + " WHERE value " + m.sql_operator() + " ?)";
+}
+
+std::string EventSource::string_column_condition(const char* column, const NameMatch& m, Binds& binds) const {
+  std::string col = quote_identifier(column);
+  std::string cond = "(" + col + " IN " + string_ids_matching(m, binds);
+  // A dangling id reads "[missing string N]": keep such rows when the pattern could match that text.
+  if (may_start_with(m, "[missing string ")) {
+    cond += " OR " + col + " NOT IN " +
+            (catalog_.schema().has("StringIds") ? "(SELECT id FROM " + catalog_.schema().qualified("StringIds") + ")"
+                                                : std::string("(SELECT NULL WHERE 0)"));
+  }
+  return cond + " OR " + col + " IS NULL)";
 }
 
 bool EventSource::stored_in_scan_order(Statement& check) {
@@ -225,6 +289,9 @@ class KernelSource final : public GpuSource {
     prepare(t, b_.select_list(), f, true);
   }
   Kind kind() const override { return Kind::kernel; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    return string_column_condition("shortName", m, binds);  // NULL shortName: named by demangledName, kept
+  }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
     event_.name = string_or_placeholder(short_name_, name_scratch_);
@@ -272,6 +339,16 @@ class MemcpySource final : public GpuSource {
     prepare(t, b_.select_list(), f, true);
   }
   Kind kind() const override { return Kind::memcpy; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    std::string kinds;
+    for (int64_t k = 1; k < 14; ++k)
+      if (name_could_be(m, memcpy_short_name(k))) kinds += (kinds.empty() ? "" : ",") + std::to_string(k);
+    bool unknown = name_could_be(m, "Memcpy");  // copyKind 0, NULL or unlisted
+    if (kinds.empty() && !unknown) return "0";
+    std::string cond = "(copyKind IN (" + kinds + ")";
+    if (unknown) cond += " OR copyKind IS NULL OR copyKind NOT BETWEEN 1 AND 13";
+    return cond + ")";
+  }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
     event_.name = memcpy_short_name(stmt_.is_null(copy_kind_) ? 0 : stmt_.int64(copy_kind_));
@@ -316,6 +393,9 @@ class MemsetSource final : public GpuSource {
     prepare(t, b_.select_list(), f, true);
   }
   Kind kind() const override { return Kind::memset; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    return name_could_be(m, "Memset") ? "1" : "0";
+  }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
     event_.name = "Memset";
@@ -350,6 +430,20 @@ class SyncSource final : public GpuSource {
     prepare(t, b_.select_list(), f, true);
   }
   Kind kind() const override { return Kind::sync; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    std::string match, known;
+    for (int64_t t = 0; t < 64; ++t) {
+      std::string_view label = label_or(catalog_.sync_type_label(t), builtin_sync_type(t));
+      if (label.empty()) continue;
+      known += (known.empty() ? "" : ",") + std::to_string(t);
+      if (name_could_be(m, label)) match += (match.empty() ? "" : ",") + std::to_string(t);
+    }
+    bool unlabeled = may_start_with(m, "Sync type ");  // types without a label are named "Sync type N"
+    bool null_type = name_could_be(m, label_or(catalog_.sync_type_label(0), builtin_sync_type(0)));
+    if (match.empty() && !unlabeled && !null_type) return "0";
+    return "(syncType IN (" + match + ")" + (unlabeled ? " OR syncType NOT IN (" + known + ")" : "") +
+           (null_type ? " OR syncType IS NULL" : "") + ")";
+  }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_sync);
     int64_t type = stmt_.is_null(sync_type_) ? 0 : stmt_.int64(sync_type_);
@@ -394,6 +488,11 @@ class CudaApiSource final : public EventSource {
     prepare(t, b_.select_list(), f, false);
   }
   Kind kind() const override { return Kind::cuda_api; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    std::string cond = string_column_condition("nameId", m, binds);
+    if (!name_could_be(m, kUnnamedApiCall)) cond = "(" + cond + " AND nameId IS NOT NULL)";
+    return cond;
+  }
   bool read_row() override {
     read_interval(false);
     event_.has_global_id = !stmt_.is_null(global_tid_);
@@ -401,7 +500,7 @@ class CudaApiSource final : public EventSource {
     event_.has_correlation = !stmt_.is_null(correlation_);
     event_.correlation_id = event_.has_correlation ? stmt_.int64(correlation_) : 0;
     event_.name = string_or_placeholder(name_id_, name_scratch_);
-    if (stmt_.is_null(name_id_)) event_.name = "[unnamed CUDA API call]";
+    if (stmt_.is_null(name_id_)) event_.name = kUnnamedApiCall;
     return true;
   }
   void write_args(std::string& out) const override {
@@ -450,6 +549,13 @@ class NvtxSource final : public EventSource {
     prepare(t, b_.select_list(), f, false, "eventType IN (34, 59, 60, 70, 71)");
   }
   Kind kind() const override { return Kind::nvtx; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    binds.emplace_back(m.pattern);
+    std::string cond = std::string("(text ") + m.sql_operator() + " ? OR (text IS NULL AND " +
+                       string_column_condition("textId", m, binds);
+    if (!name_could_be(m, kUnnamedRange)) cond += " AND textId IS NOT NULL";
+    return cond + "))";
+  }
   bool read_row() override {
     read_interval(true);
     int64_t type = stmt_.int64(type_);
@@ -467,7 +573,7 @@ class NvtxSource final : public EventSource {
     } else if (!stmt_.is_null(text_id_)) {
       event_.name = string_or_placeholder(text_id_, name_scratch_);
     } else {
-      event_.name = "[unnamed NVTX range]";
+      event_.name = kUnnamedRange;
     }
     return true;
   }

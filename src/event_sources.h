@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "src/event.h"
@@ -12,11 +13,19 @@
 
 namespace nsystrace {
 
+// A constraint on trace_events.name: name = 'x', name LIKE 'x%', name GLOB 'x*'.
+struct NameMatch {
+  enum class Op { eq, like, glob } op;
+  std::string pattern;
+  const char* sql_operator() const { return op == Op::eq ? "=" : op == Op::like ? "LIKE" : "GLOB"; }
+};
+
 // What a scan is restricted to (pushed down from trace_events' constraints). Bounds are inclusive.
 struct ScanFilter {
   uint32_t kinds = kAllKinds;
   std::optional<int64_t> ts_min, ts_max;
   std::optional<int64_t> pid;  // Chrome pid: an OS pid, or kGpuPidBase + device
+  std::vector<NameMatch> names;  // all must hold
   bool impossible = false;     // the constraints exclude every row
 
   bool wants(Kind k) const { return !impossible && (kinds & kind_bit(k)) != 0; }
@@ -34,7 +43,17 @@ class EventSource {
   uint64_t skipped() const { return skipped_; }  // rows without a start time (cannot be placed)
 
  protected:
+  using Binds = std::vector<std::variant<int64_t, std::string>>;
   EventSource(sqlite3* db, const ProfileCatalog& catalog) : db_(db), catalog_(catalog) {}
+  // A condition over this table's columns that every row whose name satisfies `m` meets (a superset is fine:
+  // SQLite re-checks the name). "1" when it cannot narrow, "0" when no row of this table can match.
+  virtual std::string name_condition(const NameMatch& m, Binds& binds) const { return "1"; }
+  // Whether the fixed name `candidate` satisfies m (evaluated by SQLite, so LIKE/GLOB mean what they mean there).
+  bool name_could_be(const NameMatch& m, std::string_view candidate) const;
+  // "(SELECT id FROM StringIds WHERE value <op> ?)", the ids of registered strings satisfying m.
+  std::string string_ids_matching(const NameMatch& m, Binds& binds) const;
+  // For a StringIds reference column whose name can also be a "[missing string N]" placeholder.
+  std::string string_column_condition(const char* column, const NameMatch& m, Binds& binds) const;
   // Prepares SELECT <list> FROM table WHERE <filter> ORDER BY start, end DESC.
   void prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter, bool gpu,
                const std::string& extra_where = "");
@@ -42,6 +61,7 @@ class EventSource {
   virtual bool read_row() = 0;
   // True when the rows of `check` (start, end) come in (start, end descending) order.
   static bool stored_in_scan_order(Statement& check);
+  static void bind_all(Statement& s, const Binds& binds);
   // Reads start/end at columns 0/1 into event_ (clamping end < start to a zero duration).
   bool read_interval(bool end_may_be_null);
   std::string_view string_or_placeholder(int col, std::string& scratch) const;

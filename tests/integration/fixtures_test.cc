@@ -163,6 +163,10 @@ TEST_F(Fixture, DanglingStringsBecomePlaceholdersNotGaps) {
             (Rows{{"good_kernel"}, {"[missing string 500]"}, {"good_kernel"}, {"good_kernel"}}));
   EXPECT_EQ(db.rows("select name, thread_name from trace_events where correlation_id = 3 and kind = 'cuda_api'"),
             (Rows{{"[missing string 600]", "Thread 101"}}));
+  // Name pushdown keeps placeholder-named rows reachable.
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name = '[missing string 500]'"), 1);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name like '[missing%'"), 2);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name glob '*string 600]'"), 1);
   auto t = trace();
   EXPECT_EQ(t.per_cat["kernel"], 4);
   EXPECT_EQ(t.per_cat["cuda_api"], 4);

@@ -2,6 +2,8 @@
 // and always give the same rows as an unconstrained scan filtered afterwards.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "tests/support/test_db.h"
 
 namespace {
@@ -72,6 +74,70 @@ TEST_F(Pushdown, ImpossibleConstraintsGiveNoRows) {
   EXPECT_EQ(db.integer("select count(*) from trace_events where ts = 1.5"), 0);
   EXPECT_EQ(db.integer("select count(*) from trace_events where ts > null"), 0);
   EXPECT_EQ(db.integer("select count(*) from trace_events where pid = -3"), 0);
+}
+
+}  // namespace
+
+namespace {
+
+// Records every event table an SQL statement prepared on the connection may read (SQLite's authorizer sees the
+// statements the extension prepares inside xFilter too): proof that pushdown keeps other tables closed.
+class TablesRead {
+ public:
+  explicit TablesRead(sqlite3* db) : db_(db) { sqlite3_set_authorizer(db_, &TablesRead::callback, this); }
+  ~TablesRead() { sqlite3_set_authorizer(db_, nullptr, nullptr); }
+  std::set<std::string> event_tables() const { return tables_; }
+
+ private:
+  static int callback(void* self, int action, const char* table, const char*, const char*, const char*) {
+    if (action == SQLITE_READ && table != nullptr) {
+      std::string t = table;
+      if (t.rfind("CUPTI_ACTIVITY_KIND_", 0) == 0 || t == "NVTX_EVENTS")
+        static_cast<TablesRead*>(self)->tables_.insert(t);
+    }
+    return SQLITE_OK;
+  }
+  sqlite3* db_;
+  std::set<std::string> tables_;
+};
+
+TEST_F(Pushdown, ConstraintsKeepTablesTheyCannotMatchClosed) {
+  db.integer("select count(*) from trace_events where kind = 'kernel'");  // load the catalog first
+  auto read_by = [&](const std::string& where) {
+    TablesRead watch(db.get());
+    db.rows("select kind from trace_events where " + where);
+    return watch.event_tables();
+  };
+  using Set = std::set<std::string>;
+  EXPECT_EQ(read_by("kind = 'kernel'"), (Set{"CUPTI_ACTIVITY_KIND_KERNEL"}));
+  EXPECT_EQ(read_by("kind in ('memcpy', 'sync')"),
+            (Set{"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"}));
+  EXPECT_EQ(read_by("kind = 'nope'"), Set{});
+  // A GPU pid cannot match CPU events, an OS pid cannot match GPU work.
+  EXPECT_EQ(read_by("pid = 16777216"),
+            (Set{"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                 "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"}));
+  EXPECT_EQ(read_by("pid = 4101"), (Set{"CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"}));
+  // Names that only one table can produce.
+  EXPECT_EQ(read_by("name = 'Memcpy HtoD'"), (Set{"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_KERNEL",
+                                                 "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"}));
+  EXPECT_EQ(read_by("name = 'Memset' and kind in ('memset', 'memcpy', 'sync')"), (Set{"CUPTI_ACTIVITY_KIND_MEMSET"}));
+  EXPECT_EQ(read_by("name like 'Stream%' and kind in ('memset', 'memcpy', 'sync')"),
+            (Set{"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"}));
+  EXPECT_EQ(read_by("ts > 10 and ts < 5"), Set{});
+}
+
+TEST_F(Pushdown, NameConstraintsGiveTheSameRowsAsAFilter) {
+  expect_same_rows("name = 'Memcpy HtoD'", "+name = 'Memcpy HtoD'");
+  expect_same_rows("name like 'nccl%'", "+name like 'nccl%'");
+  expect_same_rows("name like 'STEP 1_'", "+name like 'STEP 1_'");  // LIKE is case-insensitive, as in SQLite
+  expect_same_rows("name glob '*sgemm*'", "+name glob '*sgemm*'");
+  expect_same_rows("name = 'forward'", "+name = 'forward'");
+  expect_same_rows("name = 'Stream sync'", "+name = 'Stream sync'");
+  expect_same_rows("name = 'cudaLaunchKernel_v7000' and ts > 2050000000", "+name = 'cudaLaunchKernel_v7000' and +ts > 2050000000");
+  EXPECT_NE(plan("select * from trace_events where name like 'nccl%'").find("name_like"), std::string::npos);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name = 'no such name'"), 0);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name = null"), 0);
 }
 
 }  // namespace
