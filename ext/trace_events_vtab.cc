@@ -63,20 +63,21 @@ int x_disconnect(sqlite3_vtab* vtab) {
 int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   std::string idx;
   int argc = 0;
-  double cost = 1e7;
-  bool has_kind = false, has_ts = false, has_pid = false, has_name = false;
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
     if (!c.usable) continue;
+    // An IN list on kind or name is taken whole (one scan); on other columns it is left to SQLite, which would
+    // otherwise rescan once per value.
+    bool in_list = c.op == SQLITE_INDEX_CONSTRAINT_EQ && sqlite3_vtab_in(info, i, -1);
     const char* token = nullptr;
     if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
-      if (sqlite3_vtab_in(info, i, -1)) {
-        sqlite3_vtab_in(info, i, 1);  // hand us the whole IN list at once
-        token = "kind_in";
-      } else {
-        token = "kind=";
-      }
-      has_kind = true;
+      token = in_list ? "kind_in" : "kind=";
+    } else if (c.iColumn == kColName) {
+      if (c.op == SQLITE_INDEX_CONSTRAINT_EQ) token = in_list ? "name_in" : "name=";
+      else if (c.op == SQLITE_INDEX_CONSTRAINT_LIKE) token = "name_like";
+      else if (c.op == SQLITE_INDEX_CONSTRAINT_GLOB) token = "name_glob";
+    } else if (in_list) {
+      continue;
     } else if (c.iColumn == kColTs) {
       switch (c.op) {
         case SQLITE_INDEX_CONSTRAINT_EQ: token = "ts="; break;
@@ -86,28 +87,21 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
         case SQLITE_INDEX_CONSTRAINT_LE: token = "ts<="; break;
         default: break;
       }
-      if (token) has_ts = true;
     } else if (c.iColumn == kColPid && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
       token = "pid=";
-      has_pid = true;
-    } else if (c.iColumn == kColName) {
-      if (c.op == SQLITE_INDEX_CONSTRAINT_EQ) token = "name=";
-      else if (c.op == SQLITE_INDEX_CONSTRAINT_LIKE) token = "name_like";
-      else if (c.op == SQLITE_INDEX_CONSTRAINT_GLOB) token = "name_glob";
-      if (token) has_name = true;
     }
     if (token == nullptr) continue;
+    if (in_list) sqlite3_vtab_in(info, i, 1);  // hand us the whole IN list at once
     info->aConstraintUsage[i].argvIndex = ++argc;
     info->aConstraintUsage[i].omit = 0;
     if (!idx.empty()) idx += ' ';
     idx += token;
   }
-  if (has_kind) cost /= 4;
-  if (has_ts) cost /= 10;
-  if (has_pid) cost /= 4;
-  if (has_name) cost /= 20;
-  info->estimatedCost = cost;
-  info->estimatedRows = static_cast<sqlite3_int64>(cost);
+  // One cost whatever the constraints: SQLite must never answer an OR with one scan per term (MULTI-INDEX OR).
+  // Each scan lays out its own lanes, and chrome_trace(*) must see a single scan; pushdown then happens inside
+  // the one scan anyway.
+  info->estimatedCost = 1e6;
+  info->estimatedRows = 1000000;
   info->idxNum = argc;
   if (!idx.empty()) {
     info->idxStr = sqlite3_mprintf("%s", idx.c_str());
@@ -192,6 +186,19 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
       for (int rc = sqlite3_vtab_in_first(v, &item); rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item))
         mask |= kind_mask_of(item);
       f.kinds &= mask;
+    } else if (op == "name_in") {
+      std::vector<NameMatch> any;
+      sqlite3_value* item = nullptr;
+      for (int rc = sqlite3_vtab_in_first(v, &item); rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item)) {
+        if (sqlite3_value_type(item) == SQLITE_NULL) continue;  // never equal to anything
+        if (sqlite3_value_type(item) != SQLITE_TEXT) {          // compared by SQLite's rules: do not narrow
+          any.clear();
+          break;
+        }
+        any.push_back(NameMatch{NameMatch::Op::eq, std::string(reinterpret_cast<const char*>(sqlite3_value_text(item)),
+                                                               static_cast<size_t>(sqlite3_value_bytes(item)))});
+      }
+      if (!any.empty()) f.names.push_back(std::move(any));
     } else if (op == "name=" || op == "name_like" || op == "name_glob") {
       if (sqlite3_value_type(v) == SQLITE_NULL) {
         f.impossible = true;  // name = NULL / LIKE NULL is never true
@@ -200,7 +207,7 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
         m.op = op == "name=" ? NameMatch::Op::eq : op == "name_like" ? NameMatch::Op::like : NameMatch::Op::glob;
         m.pattern = std::string(reinterpret_cast<const char*>(sqlite3_value_text(v)),
                                 static_cast<size_t>(sqlite3_value_bytes(v)));
-        f.names.push_back(std::move(m));
+        f.names.push_back({std::move(m)});
       }
     } else if (op == "pid=") {
       if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) continue;
@@ -300,7 +307,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
 }
 
 int x_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
-  *rowid = reinterpret_cast<TraceEventsCursor*>(base)->scan->row_number();
+  *rowid = reinterpret_cast<TraceEventsCursor*>(base)->scan->row().rowid;
   return SQLITE_OK;
 }
 

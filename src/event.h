@@ -39,10 +39,14 @@ struct SourceEvent {
   int64_t device_id = 0, stream_id = 0;  // GPU placements only
   bool has_correlation = false;
   int64_t correlation_id = 0;
+  int64_t source_rowid = 0;  // rowid in its table
 };
 
 // One row of trace_events.
 struct TraceRow {
+  // (rowid in its source table << 3) | kind: unique and the same in every query, so SQLite can tell rows apart
+  // across scans (e.g. when it answers an OR with one scan per term).
+  int64_t rowid = 0;
   Kind kind = Kind::nvtx;
   std::string_view name;
   int64_t ts = 0;

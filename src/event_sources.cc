@@ -82,7 +82,8 @@ std::string ScanFilter::describe() const {
   if (ts_min) s += fmt::format("ts>={} ", *ts_min);
   if (ts_max) s += fmt::format("ts<={} ", *ts_max);
   if (pid) s += fmt::format("pid={} ", *pid);
-  for (const auto& n : names) s += fmt::format("name {} '{}' ", n.sql_operator(), n.pattern);
+  for (const auto& alternatives : names)
+    for (const auto& n : alternatives) s += fmt::format("name {} '{}' ", n.sql_operator(), n.pattern);
   if (s.empty()) return "full scan";
   s.pop_back();
   return s;
@@ -105,10 +106,14 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   std::string where = extra_where.empty() ? "1" : extra_where;
   // Values are bound, never pasted into the SQL.
   Binds binds;
-  for (const NameMatch& m : filter.names) {
-    std::string cond = name_condition(m, binds);
-    if (cond == "0") return;  // no row of this table can have that name: do not even open it
-    where += " AND " + cond;
+  for (const auto& alternatives : filter.names) {
+    std::string any;
+    for (const NameMatch& m : alternatives) {
+      std::string cond = name_condition(m, binds);
+      if (cond != "0") any += (any.empty() ? "" : " OR ") + cond;
+    }
+    if (any.empty()) return;  // no row of this table can have that name: do not even open it
+    where += " AND (" + any + ")";
   }
   if (filter.ts_min) {
     where += " AND start >= ?";
@@ -211,6 +216,7 @@ bool EventSource::stored_in_scan_order(Statement& check) {
 
 bool EventSource::read_interval(bool end_may_be_null) {
   event_.ts = stmt_.int64(0);
+  event_.source_rowid = stmt_.int64(2);
   end_was_null_ = stmt_.is_null(1);
   event_.dur = end_was_null_ ? 0 : checked_duration(event_.ts, stmt_.int64(1));
   (void)end_may_be_null;
@@ -227,10 +233,11 @@ std::string_view EventSource::string_or_placeholder(int col, std::string& scratc
 
 namespace {
 
-// Puts start and end at result columns 0 and 1, where read_interval() expects them.
+// Puts start, end and the table's rowid at result columns 0, 1, 2, where read_interval() expects them.
 SelectBuilder& interval_first(SelectBuilder& b) {
   b.column("start");
   b.column("end");
+  b.expression("rowid");
   return b;
 }
 
@@ -475,8 +482,7 @@ class CudaApiSource final : public EventSource {
  public:
   CudaApiSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
       : EventSource(db, catalog), b_(t) {
-    b_.column("start");
-    b_.column("end");
+    interval_first(b_);
     global_tid_ = b_.column("globalTid");
     correlation_ = b_.column("correlationId");
     name_id_ = b_.column("nameId");
@@ -527,8 +533,7 @@ class NvtxSource final : public EventSource {
  public:
   NvtxSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
       : EventSource(db, catalog), b_(t) {
-    b_.column("start");
-    b_.column("end");
+    interval_first(b_);
     type_ = b_.column("eventType");
     text_ = b_.column("text");
     text_id_ = b_.column("textId");

@@ -25,7 +25,7 @@ struct ScanFilter {
   uint32_t kinds = kAllKinds;
   std::optional<int64_t> ts_min, ts_max;
   std::optional<int64_t> pid;  // Chrome pid: an OS pid, or kGpuPidBase + device
-  std::vector<NameMatch> names;  // all must hold
+  std::vector<std::vector<NameMatch>> names;  // all must hold; each is one match or an IN list (any holds)
   bool impossible = false;     // the constraints exclude every row
 
   bool wants(Kind k) const { return !impossible && (kinds & kind_bit(k)) != 0; }
@@ -62,7 +62,7 @@ class EventSource {
   // True when the rows of `check` (start, end) come in (start, end descending) order.
   static bool stored_in_scan_order(Statement& check);
   static void bind_all(Statement& s, const Binds& binds);
-  // Reads start/end at columns 0/1 into event_ (clamping end < start to a zero duration).
+  // Reads start/end/rowid at columns 0/1/2 into event_ (clamping end < start to a zero duration).
   bool read_interval(bool end_may_be_null);
   std::string_view string_or_placeholder(int col, std::string& scratch) const;
 

@@ -38,6 +38,7 @@ void TimelineScan::pick() {
   ++row_number_;
   const SourceEvent& e = current_->event();
   TrackLayout::Placed where = layout_.place(e);
+  row_.rowid = (e.source_rowid << 3) | static_cast<int64_t>(e.kind);
   row_.kind = e.kind;
   row_.name = e.name;
   row_.ts = e.ts;

@@ -66,6 +66,25 @@ TEST_F(Pushdown, PushedAndUnpushedConstraintsGiveTheSameRows) {
                    "+pid = 4102 and +kind = 'cuda_api' and +ts > " + lo_s);
 }
 
+TEST_F(Pushdown, OrAndInAreOneScanWithStableRowids) {
+  // SQLite must not split an OR into one scan per term: lanes and chrome_trace(*) need one scan.
+  for (const char* where : {"ts = 2000040000 or ts > 2139000000", "kind = 'kernel' or name = 'forward'",
+                            "name in ('forward', 'backward')", "ts in (2000040000, 2000048000)", "pid in (4101, 4102)"}) {
+    std::string p = plan(std::string("select * from trace_events where ") + where);
+    EXPECT_EQ(p.find("MULTI-INDEX OR"), std::string::npos) << where << "\n" << p;
+    EXPECT_EQ(db.error_of(std::string("select chrome_trace(*) from trace_events where ") + where), "") << where;
+  }
+  EXPECT_NE(plan("select * from trace_events where name in ('forward', 'backward')").find("name_in"), std::string::npos);
+  expect_same_rows("name in ('forward', 'Memset', 'nope')", "+name in ('forward', 'Memset', 'nope')");
+  expect_same_rows("kind = 'memset' or name = 'forward'", "+kind = 'memset' or +name = 'forward'");
+  // rowid = (rowid in the source table << 3) | kind: the same whatever the query.
+  EXPECT_EQ(db.rows("select rowid from trace_events where kind = 'kernel' and ts > 2100000000 order by rowid"),
+            db.rows("select rowid from trace_events where +kind = 'kernel' and +ts > 2100000000 order by rowid"));
+  EXPECT_EQ(db.integer("select count(distinct rowid) = count(*) from trace_events"), 1);
+  EXPECT_EQ(db.rows("select rowid >> 3 from trace_events where kind = 'memset' order by 1"),
+            db.rows("select rowid from CUPTI_ACTIVITY_KIND_MEMSET order by 1"));
+}
+
 TEST_F(Pushdown, ImpossibleConstraintsGiveNoRows) {
   EXPECT_EQ(db.integer("select count(*) from trace_events where ts > 10 and ts < 5"), 0);
   EXPECT_EQ(db.integer("select count(*) from trace_events where kind = 'kernel' and kind = 'nvtx'"), 0);
