@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "src/nvtx_projection.h"
 #include "src/profile_catalog.h"
 #include "src/sqlite_api.h"
 #include "src/timeline_scan.h"
@@ -32,11 +33,14 @@ class ConnectionState {
 
   // The catalog of database `schema`, reloaded when the database changed since it was read.
   std::shared_ptr<const ProfileCatalog> catalog(const std::string& schema);
+  // The NVTX GPU projection of database `schema`, computed on first use and kept with its catalog.
+  std::shared_ptr<const NvtxProjection> projection(const std::string& schema);
 
  private:
   struct CachedCatalog {
     std::string version;
     std::shared_ptr<const ProfileCatalog> catalog;
+    std::shared_ptr<const NvtxProjection> projection;
   };
   sqlite3* db_;
   uint64_t next_cursor_id_ = 0;
@@ -47,5 +51,6 @@ class ConnectionState {
 // Registration (ext/*.cc); each returns an SQLite result code and sets *error on failure.
 int register_trace_events(sqlite3* db, ConnectionState* state, std::string* error);
 int register_chrome_trace(sqlite3* db, ConnectionState* state, std::string* error);
+int register_nvtx_kernel_ranges(sqlite3* db, ConnectionState* state, std::string* error);
 
 }  // namespace nsystrace

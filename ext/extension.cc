@@ -39,9 +39,17 @@ std::shared_ptr<const ProfileCatalog> ConnectionState::catalog(const std::string
   auto& slot = catalogs_[schema];
   if (!slot.catalog || slot.version != version) {
     slot.catalog = ProfileCatalog::load(db_, schema);
+    slot.projection.reset();
     slot.version = version;
   }
   return slot.catalog;
+}
+
+std::shared_ptr<const NvtxProjection> ConnectionState::projection(const std::string& schema) {
+  auto current = catalog(schema);
+  auto& slot = catalogs_[schema];
+  if (!slot.projection) slot.projection = NvtxProjection::compute(db_, *current);
+  return slot.projection;
 }
 
 namespace {
@@ -73,6 +81,7 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
       auto* state = rc == SQLITE_OK ? new ConnectionState(db) : nullptr;
       if (rc == SQLITE_OK) rc = register_trace_events(db, state, &error);
       if (rc == SQLITE_OK) rc = register_chrome_trace(db, state, &error);
+      if (rc == SQLITE_OK) rc = register_nvtx_kernel_ranges(db, state, &error);
     }
   } catch (const std::exception& e) {
     error = e.what();

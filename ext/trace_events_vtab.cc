@@ -11,7 +11,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "ext/connection_state.h"
+#include "ext/vtab_support.h"
 #include "src/statement.h"
 
 namespace nsystrace {
@@ -32,32 +32,8 @@ constexpr const char* kExportMarkers[] = {
     "StringIds", "META_DATA_EXPORT", "EXPORT_META_DATA", "ThreadNames", "TARGET_INFO_GPU",
     "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "ProcessStreams"};
 
-struct TraceEventsVtab {
-  sqlite3_vtab base;
-  ConnectionState* state;
-};
-
-void set_error(sqlite3_vtab* vtab, const std::string& message) {
-  sqlite3_free(vtab->zErrMsg);
-  vtab->zErrMsg = sqlite3_mprintf("%s", message.c_str());
-}
-
-int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char** err) {
-  int rc = sqlite3_declare_vtab(db, kSchema);
-  if (rc != SQLITE_OK) return rc;
-  // Reading the profile has no side effects: safe to use from views and triggers of untrusted schemas.
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  auto* vtab = static_cast<TraceEventsVtab*>(sqlite3_malloc(sizeof(TraceEventsVtab)));
-  if (vtab == nullptr) return SQLITE_NOMEM;
-  std::memset(vtab, 0, sizeof *vtab);
-  vtab->state = static_cast<ConnectionState*>(aux);
-  *out = &vtab->base;
-  return SQLITE_OK;
-}
-
-int x_disconnect(sqlite3_vtab* vtab) {
-  sqlite3_free(vtab);
-  return SQLITE_OK;
+int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
+  return connect_vtab(db, aux, kSchema, out);
 }
 
 int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
@@ -111,7 +87,7 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
 }
 
 int x_open(sqlite3_vtab* base, sqlite3_vtab_cursor** out) {
-  auto* vtab = reinterpret_cast<TraceEventsVtab*>(base);
+  auto* vtab = reinterpret_cast<ConnectionVtab*>(base);
   auto* cursor = new (std::nothrow) TraceEventsCursor();
   if (cursor == nullptr) return SQLITE_NOMEM;
   vtab->state->add_cursor(cursor);
@@ -121,7 +97,7 @@ int x_open(sqlite3_vtab* base, sqlite3_vtab_cursor** out) {
 
 int x_close(sqlite3_vtab_cursor* base) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
-  auto* vtab = reinterpret_cast<TraceEventsVtab*>(base->pVtab);
+  auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
   vtab->state->remove_cursor(cursor);
   delete cursor;
   return SQLITE_OK;
@@ -235,46 +211,33 @@ void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
 
 int x_filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqlite3_value** argv) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
-  auto* vtab = reinterpret_cast<TraceEventsVtab*>(base->pVtab);
-  try {
-    cursor->scan.reset();
-    ++cursor->generation;
+  auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
+  cursor->scan.reset();
+  ++cursor->generation;
+  return guarded(base->pVtab, [&] {
     ScanFilter filter = build_filter(idx_str, argc, argv);
-    sqlite3* db = vtab->state->db();
-    auto catalog = vtab->state->catalog("main");
-    check_is_export(*catalog, db);
-    cursor->scan = std::make_unique<TimelineScan>(db, std::move(catalog), filter);
+    ConnectionState* state = vtab->state;
+    auto catalog = state->catalog("main");
+    check_is_export(*catalog, state->db());
+    cursor->scan = std::make_unique<TimelineScan>(state->db(), std::move(catalog), filter,
+                                                  [state] { return state->projection("main"); });
     return SQLITE_OK;
-  } catch (const std::bad_alloc&) {
-    return SQLITE_NOMEM;
-  } catch (const std::exception& e) {
-    cursor->scan.reset();
-    set_error(base->pVtab, e.what());
-    return SQLITE_ERROR;
-  }
+  });
 }
 
 int x_next(sqlite3_vtab_cursor* base) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
-  try {
+  int rc = guarded(base->pVtab, [&] {
     cursor->scan->next();
     return SQLITE_OK;
-  } catch (const std::bad_alloc&) {
-    return SQLITE_NOMEM;
-  } catch (const std::exception& e) {
-    cursor->scan.reset();
-    set_error(base->pVtab, e.what());
-    return SQLITE_ERROR;
-  }
+  });
+  if (rc != SQLITE_OK) cursor->scan.reset();
+  return rc;
 }
 
 int x_eof(sqlite3_vtab_cursor* base) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
   return !cursor->scan || cursor->scan->eof();
-}
-
-void result_string(sqlite3_context* ctx, std::string_view s) {
-  sqlite3_result_text64(ctx, s.data(), s.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
 int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
@@ -283,18 +246,18 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
     const TraceRow& r = cursor->scan->row();
     switch (column) {
       case kColKind: sqlite3_result_text(ctx, kind_name(r.kind), -1, SQLITE_STATIC); break;
-      case kColName: result_string(ctx, r.name); break;
+      case kColName: result_text(ctx, r.name); break;
       case kColTs: sqlite3_result_int64(ctx, r.ts); break;
       case kColDur: if (r.has_dur) sqlite3_result_int64(ctx, r.dur); break;
       case kColPid: sqlite3_result_int64(ctx, r.pid); break;
       case kColTid: sqlite3_result_int64(ctx, r.tid); break;
-      case kColProcessName: if (r.process_name) result_string(ctx, *r.process_name); break;
-      case kColThreadName: if (r.thread_name) result_string(ctx, *r.thread_name); break;
+      case kColProcessName: if (r.process_name) result_text(ctx, *r.process_name); break;
+      case kColThreadName: if (r.thread_name) result_text(ctx, *r.thread_name); break;
       case kColDeviceId: if (r.on_gpu) sqlite3_result_int64(ctx, r.device_id); break;
-      case kColStreamId: if (r.on_gpu) sqlite3_result_int64(ctx, r.stream_id); break;
+      case kColStreamId: if (r.has_stream) sqlite3_result_int64(ctx, r.stream_id); break;
       case kColCorrelationId: if (r.has_correlation) sqlite3_result_int64(ctx, r.correlation_id); break;
       case kColGlobalTid: if (r.has_global_tid) sqlite3_result_int64(ctx, r.global_tid); break;
-      case kColArgs: result_string(ctx, cursor->scan->args()); break;
+      case kColArgs: result_text(ctx, cursor->scan->args()); break;
       default: break;
     }
     return SQLITE_OK;
@@ -318,8 +281,8 @@ sqlite3_module make_module() {
   m.xCreate = nullptr;  // eponymous-only: no CREATE VIRTUAL TABLE needed (or allowed)
   m.xConnect = x_connect;
   m.xBestIndex = x_best_index;
-  m.xDisconnect = x_disconnect;
-  m.xDestroy = x_disconnect;
+  m.xDisconnect = disconnect_vtab;
+  m.xDestroy = disconnect_vtab;
   m.xOpen = x_open;
   m.xClose = x_close;
   m.xFilter = x_filter;

@@ -8,8 +8,8 @@
 namespace nsystrace {
 
 // Row kinds of trace_events, in the order their sources are merged at equal timestamps.
-enum class Kind : uint8_t { nvtx, cuda_api, kernel, memcpy, memset, sync };
-constexpr int kKindCount = 6;
+enum class Kind : uint8_t { nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel };
+constexpr int kKindCount = 7;
 constexpr uint32_t kAllKinds = (1u << kKindCount) - 1;
 inline uint32_t kind_bit(Kind k) { return 1u << static_cast<int>(k); }
 const char* kind_name(Kind kind);
@@ -21,6 +21,7 @@ enum class Placement : uint8_t {
   cpu_async,   // NVTX start/end ranges: a track of their own beside their thread (they rarely nest)
   gpu_stream,  // its CUDA stream, under the GPU's process
   gpu_sync,    // the GPU's "CUDA sync" track
+  gpu_nvtx,    // NVTX ranges projected on the GPU: one track per GPU and CPU thread
 };
 
 // Chrome pids: OS pids are below 2^24 (nsys keeps 24 bits), so GPU d gets pid kGpuPidBase + d.
@@ -55,7 +56,7 @@ struct TraceRow {
   int32_t pid = 0, tid = 0;
   const std::string* process_name = nullptr;
   const std::string* thread_name = nullptr;
-  bool on_gpu = false;
+  bool on_gpu = false, has_stream = false;
   int64_t device_id = 0, stream_id = 0;
   bool has_correlation = false;
   int64_t correlation_id = 0;

@@ -13,7 +13,7 @@ namespace nsystrace {
 
 namespace {
 
-const char* const kKindNames[kKindCount] = {"nvtx", "cuda_api", "kernel", "memcpy", "memset", "sync"};
+const char* const kKindNames[kKindCount] = {"nvtx", "cuda_api", "kernel", "memcpy", "memset", "sync", "nvtx_kernel"};
 
 // Labels used when an export has no ENUM_* tables (before 2022.4); same text as the tables.
 const char* builtin_memcpy_kind(int64_t id) {

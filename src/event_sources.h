@@ -35,7 +35,7 @@ struct ScanFilter {
 class EventSource {
  public:
   virtual ~EventSource() = default;
-  bool next();  // moves to the next event; false at the end
+  virtual bool next();  // moves to the next event; false at the end
   const SourceEvent& event() const { return event_; }
   virtual Kind kind() const = 0;
   // The args JSON object of the current event.
@@ -73,6 +73,12 @@ class EventSource {
   uint64_t skipped_ = 0;
   bool end_was_null_ = false;
 };
+
+class NvtxProjection;
+// A reader over the NVTX GPU projection: one 'nvtx_kernel' event per (range, device), in time order.
+std::unique_ptr<EventSource> make_projection_source(sqlite3* db, const ProfileCatalog& catalog,
+                                                    std::shared_ptr<const NvtxProjection> projection,
+                                                    const ScanFilter& filter);
 
 // Opens a reader for every wanted kind whose table the export has.
 std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const ProfileCatalog& catalog,

@@ -2,9 +2,12 @@
 
 namespace nsystrace {
 
-TimelineScan::TimelineScan(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog, const ScanFilter& filter)
+TimelineScan::TimelineScan(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog, const ScanFilter& filter,
+                           const ProjectionProvider& projection)
     : db_(db), catalog_(std::move(catalog)), layout_(*catalog_) {
   sources_ = open_sources(db_, *catalog_, filter);
+  if (filter.wants(Kind::nvtx_kernel) && projection)
+    sources_.push_back(make_projection_source(db_, *catalog_, projection(), filter));
   live_.assign(sources_.size(), false);
   for (size_t i = 0; i < sources_.size(); ++i) live_[i] = sources_[i]->next();
   pick();
@@ -48,7 +51,8 @@ void TimelineScan::pick() {
   row_.tid = where.tid;
   row_.process_name = where.process_name;
   row_.thread_name = where.thread_name;
-  row_.on_gpu = e.placement == Placement::gpu_stream || e.placement == Placement::gpu_sync;
+  row_.has_stream = e.placement == Placement::gpu_stream || e.placement == Placement::gpu_sync;
+  row_.on_gpu = row_.has_stream || e.placement == Placement::gpu_nvtx;
   row_.device_id = e.device_id;
   row_.stream_id = e.stream_id;
   row_.has_correlation = e.has_correlation;

@@ -1,18 +1,23 @@
 // The whole timeline of one export as a stream of trace_events rows: a k-way merge of the per-table readers in
 // time order, each event placed on its track as it passes. This is what a trace_events cursor walks.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "src/event_sources.h"
+#include "src/nvtx_projection.h"
 #include "src/track_layout.h"
 
 namespace nsystrace {
 
 class TimelineScan {
  public:
-  TimelineScan(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog, const ScanFilter& filter);
+  // projection: gives the NVTX GPU projection (computed on first use, cached by the caller) for 'nvtx_kernel' rows.
+  using ProjectionProvider = std::function<std::shared_ptr<const NvtxProjection>()>;
+  TimelineScan(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog, const ScanFilter& filter,
+               const ProjectionProvider& projection = nullptr);
 
   bool eof() const { return current_ == nullptr; }
   void next();

@@ -40,6 +40,7 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
     case Placement::gpu_stream: key = Key{1, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
     case Placement::gpu_sync: key = Key{2, ev.device_id, 0, 0}; break;
     case Placement::cpu_async: key = Key{3, ev.global_id, 0, 0}; break;
+    case Placement::gpu_nvtx: key = Key{4, ev.device_id, ev.global_id, 0}; break;
   }
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
   auto it = tracks_.find(key);
@@ -64,6 +65,10 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
       if (ev.placement == Placement::gpu_sync) {
         t.base_tid = proc.next_free_base--;
         name = "CUDA sync";
+      } else if (ev.placement == Placement::gpu_nvtx) {
+        t.base_tid = proc.next_free_base--;
+        const std::string* tn = catalog_.thread_name(ev.global_id);
+        name = fmt::format("NVTX (GPU projection): {} (tid {})", tn ? *tn : "thread", os_tid_of(ev.global_id));
       } else {
         int64_t owner = process_key_of(ev.global_id);
         auto [claim, fresh] = stream_owner_.emplace(std::make_pair(t.pid, ev.stream_id), owner);

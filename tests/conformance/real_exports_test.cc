@@ -64,6 +64,10 @@ TEST_P(RealExport, ConvertsCompletelyAndExactly) {
   testtrace::TraceSummary t = testtrace::check_trace(json);
   for (const auto& p : t.problems) ADD_FAILURE() << p;
   for (const char* kind : kKinds) EXPECT_EQ(t.per_cat[kind], expected[kind]) << "JSON slices of kind " << kind;
+  // One 'nvtx_kernel' slice per (nvtx_kernel_ranges row, device it used).
+  EXPECT_EQ(t.per_cat["nvtx_kernel"],
+            db.integer("select coalesce(sum(length(devices) - length(replace(devices, ',', '')) + 1), 0) "
+                       "from nvtx_kernel_ranges"));
 
   // Kernel (ts, dur) in the JSON, decoded digit for digit, equal the profile's (start, end - start).
   std::vector<std::pair<int64_t, int64_t>> from_json, from_profile;
@@ -76,6 +80,55 @@ TEST_P(RealExport, ConvertsCompletelyAndExactly) {
   std::sort(from_json.begin(), from_json.end());
   std::sort(from_profile.begin(), from_profile.end());
   EXPECT_EQ(from_json, from_profile);
+}
+
+// An independent, plain-SQL statement of NVIDIA's definition of the NVTX GPU projection (see
+// src/nvtx_projection.h), for comparison row by row: (rowid, gpu_start, gpu_end, gpu_ops, kernels) per range that
+// launched work. Built from the tables the export has; "" when it cannot have any row.
+std::string reference_projection_sql(testdb::Db& db) {
+  auto has = [&](const std::string& t) {
+    return db.integer("select count(*) from sqlite_schema where type = 'table' and name = '" + t + "'") > 0;
+  };
+  if (!has("NVTX_EVENTS") || !has("CUPTI_ACTIVITY_KIND_RUNTIME")) return "";
+  std::string ops, ends;
+  for (auto [table, is_kernel] : {std::pair<const char*, int>{"CUPTI_ACTIVITY_KIND_KERNEL", 1},
+                                  {"CUPTI_ACTIVITY_KIND_MEMCPY", 0}, {"CUPTI_ACTIVITY_KIND_MEMSET", 0}}) {
+    if (!has(table)) continue;
+    ops += std::string(ops.empty() ? "" : " union all ") + "select correlationId as corr, globalPid >> 24 as proc, start, \"end\", " +
+           std::to_string(is_kernel) + " as is_kernel from " + table;
+  }
+  if (ops.empty()) return "";
+  for (const char* t : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"}) {
+    if (!has(t)) continue;
+    ends += std::string(ends.empty() ? "" : " union all ") + "select max(start) as t from " + t +
+            " union all select max(\"end\") from " + t;
+  }
+  return "with profile_end(t) as (select max(t) from (" + ends + ")), "
+         "ranges as (select rowid as id, start, coalesce(\"end\", (select t from profile_end)) as \"end\", globalTid "
+         "  from NVTX_EVENTS where eventType in (59, 60, 70, 71) and globalTid is not null "
+         "  and (endGlobalTid is null or endGlobalTid = globalTid)), "
+         "ops as (" + ops + "), "
+         "calls as (select globalTid, start, \"end\", correlationId as corr, globalTid >> 24 as proc "
+         "  from CUPTI_ACTIVITY_KIND_RUNTIME), "
+         "work as (select r.id, c.corr, o.start, o.\"end\", o.is_kernel from ranges r "
+         "  join calls c on c.globalTid = r.globalTid and c.start >= r.start and c.\"end\" <= r.\"end\" "
+         "  join ops o on o.corr = c.corr and o.proc = c.proc) "
+         "select id, min(start), max(\"end\"), count(distinct corr), sum(is_kernel) from work group by id order by id";
+}
+
+TEST_P(RealExport, NvtxProjectionMatchesAPlainSqlStatementOfTheDefinition) {
+  testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
+  std::string reference = reference_projection_sql(db);
+  auto ours = db.rows("select rowid, gpu_start, gpu_end, gpu_ops, kernels from nvtx_kernel_ranges order by rowid");
+  if (reference.empty()) {
+    EXPECT_TRUE(ours.empty());
+    return;
+  }
+  auto expected = db.rows(reference);
+  EXPECT_EQ(ours.size(), expected.size());
+  EXPECT_EQ(ours, expected);
+  std::printf("%s: %zu NVTX ranges with GPU work\n", GetParam().c_str(), ours.size());
 }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {

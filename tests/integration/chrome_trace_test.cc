@@ -53,6 +53,9 @@ TEST_F(ChromeTrace, RowsCarryTheContractColumns) {
       {"nvtx", "step", "900", "8600", "10", "10", "train.py", "main", "NULL", "NULL", "NULL"},
       {"nvtx", "here", "950", "NULL", "10", "10", "train.py", "main", "NULL", "NULL", "NULL"},
       {"cuda_api", "cudaLaunchKernel_v7000", "1000", "500", "10", "10", "train.py", "main", "NULL", "NULL", "1"},
+      // 'step' projected on GPU 0: the kernel and the memcpy its calls launched, [1200, 4800].
+      {"nvtx_kernel", "step", "1200", "3600", "16777216", "16777215", "GPU 0 (NVIDIA H100 80GB HBM3)",
+       "NVTX (GPU projection): main (tid 10)", "0", "NULL", "NULL"},
       {"kernel", "gemm", "1200", "3000", "16777216", "7", "GPU 0 (NVIDIA H100 80GB HBM3)", "Stream 7", "0", "7", "1"},
       {"cuda_api", "cudaMemcpyAsync_v3020", "2000", "600", "10", "10", "train.py", "main", "NULL", "NULL", "2"},
       {"cuda_api", "cudaDeviceSynchronize_v3020", "3000", "6000", "10", "10", "train.py", "main", "NULL", "NULL", "3"},
@@ -65,7 +68,10 @@ TEST_F(ChromeTrace, RowsCarryTheContractColumns) {
   EXPECT_EQ(db.text("select args from trace_events where kind='memcpy'"),
             "{\"bytes\":64,\"copy_kind\":\"Host-to-Device\",\"src_kind\":\"Pinned\",\"dst_kind\":\"Device\","
             "\"correlation_id\":2,\"context_id\":1}");
-  EXPECT_EQ(db.text("select args from trace_events where name='step'"), "{\"color\":\"#FF0000FF\"}");
+  EXPECT_EQ(db.text("select args from trace_events where name = 'step' and kind = 'nvtx'"), "{\"color\":\"#FF0000FF\"}");
+  EXPECT_EQ(db.text("select args from trace_events where kind = 'nvtx_kernel'"),
+            "{\"cpu_start\":900,\"cpu_end\":9500,\"gpu_ops\":2,\"device_ops\":2,\"kernels\":1,\"memcpys\":1,"
+            "\"depth\":0,\"nvtx_rowid\":1}");
   EXPECT_EQ(db.integer("select global_tid from trace_events where kind='kernel'"), 281475144482816);
 }
 
@@ -73,7 +79,7 @@ TEST_F(ChromeTrace, WritesExactMicrosecondsMetadataAndFlows) {
   std::string json = db.text("select chrome_trace(*) from trace_events");
   auto t = testtrace::check_trace(json);
   ASSERT_TRUE(t.problems.empty()) << t.problems[0];
-  EXPECT_EQ(t.slices.size(), 7u);
+  EXPECT_EQ(t.slices.size(), 8u);
   EXPECT_NE(json.find("{\"name\":\"gemm\",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":1.2,\"dur\":3,\"pid\":16777216,"
                       "\"tid\":7,"),
             std::string::npos);
@@ -143,7 +149,7 @@ TEST_F(ChromeTrace, ExplicitFormBuildsATraceFromAnyQuery) {
       "from (select * from trace_events order by ts desc)");
   auto t = testtrace::check_trace(json);
   ASSERT_TRUE(t.problems.empty()) << t.problems[0];
-  EXPECT_EQ(t.slices.size(), 7u);
+  EXPECT_EQ(t.slices.size(), 8u);
   // Rows arrive GPU work first here: no arrow can be drawn before its API call is seen.
   std::string made_up = db.text(
       "with v(k, n, ts, dur, a) as (values "

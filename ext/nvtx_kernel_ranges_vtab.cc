@@ -1,0 +1,144 @@
+// nvtx_kernel_ranges: an eponymous read-only table, one row per NVTX range that launched GPU work, with the GPU
+// extent of that work (see src/nvtx_projection.h for the definition). rowid = the range's rowid in NVTX_EVENTS;
+// parent = the rowid of the enclosing range's row.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "ext/vtab_support.h"
+
+namespace nsystrace {
+namespace {
+
+enum Column {
+  kName, kDomain, kStart, kEnd, kGpuStart, kGpuEnd, kGpuOps, kKernels, kMemcpys, kMemsets, kPid, kTid, kGlobalTid,
+  kDepth, kParent, kDevices, kRangeType, kUnclosed
+};
+
+constexpr const char* kSchema =
+    "CREATE TABLE x(name TEXT, domain TEXT, start INTEGER, \"end\" INTEGER, gpu_start INTEGER, gpu_end INTEGER,"
+    " gpu_ops INTEGER, kernels INTEGER, memcpys INTEGER, memsets INTEGER, pid INTEGER, tid INTEGER,"
+    " global_tid INTEGER, depth INTEGER, parent INTEGER, devices TEXT, range_type TEXT, unclosed INTEGER)";
+
+struct Cursor {
+  sqlite3_vtab_cursor base;  // must stay first
+  std::shared_ptr<const ProfileCatalog> catalog;
+  std::shared_ptr<const NvtxProjection> projection;
+  size_t index = 0;
+  std::string scratch;
+  const ProjectedRange& row() const { return projection->ranges()[index]; }
+};
+
+int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
+  return connect_vtab(db, aux, kSchema, out);
+}
+
+int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+  info->estimatedCost = 1e5;
+  return SQLITE_OK;
+}
+
+int x_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  auto* c = new (std::nothrow) Cursor();
+  if (c == nullptr) return SQLITE_NOMEM;
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+int x_close(sqlite3_vtab_cursor* base) {
+  delete reinterpret_cast<Cursor*>(base);
+  return SQLITE_OK;
+}
+
+int x_filter(sqlite3_vtab_cursor* base, int, const char*, int, sqlite3_value**) {
+  auto* c = reinterpret_cast<Cursor*>(base);
+  auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
+  c->projection.reset();
+  c->index = 0;
+  return guarded(base->pVtab, [&] {
+    c->catalog = vtab->state->catalog("main");
+    c->projection = vtab->state->projection("main");
+    return SQLITE_OK;
+  });
+}
+
+int x_next(sqlite3_vtab_cursor* base) {
+  ++reinterpret_cast<Cursor*>(base)->index;
+  return SQLITE_OK;
+}
+
+int x_eof(sqlite3_vtab_cursor* base) {
+  auto* c = reinterpret_cast<Cursor*>(base);
+  return !c->projection || c->index >= c->projection->ranges().size();
+}
+
+int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
+  auto* c = reinterpret_cast<Cursor*>(base);
+  return guarded(base->pVtab, [&] {
+    const ProjectedRange& r = c->row();
+    switch (column) {
+      case kName: result_text(ctx, r.name); break;
+      case kDomain:
+        if (r.domain_id != 0)
+          if (const std::string* d = c->catalog->nvtx_domain(r.domain_id)) result_text(ctx, *d);
+        break;
+      case kStart: sqlite3_result_int64(ctx, r.start); break;
+      case kEnd: sqlite3_result_int64(ctx, r.end); break;
+      case kGpuStart: sqlite3_result_int64(ctx, r.gpu_start); break;
+      case kGpuEnd: sqlite3_result_int64(ctx, r.gpu_end); break;
+      case kGpuOps: sqlite3_result_int64(ctx, r.gpu_ops); break;
+      case kKernels: sqlite3_result_int64(ctx, r.kernels); break;
+      case kMemcpys: sqlite3_result_int64(ctx, r.memcpys); break;
+      case kMemsets: sqlite3_result_int64(ctx, r.memsets); break;
+      case kPid: sqlite3_result_int64(ctx, os_pid_of(r.global_tid)); break;
+      case kTid: sqlite3_result_int64(ctx, os_tid_of(r.global_tid)); break;
+      case kGlobalTid: sqlite3_result_int64(ctx, r.global_tid); break;
+      case kDepth: sqlite3_result_int64(ctx, r.depth); break;
+      case kParent: if (r.parent_rowid >= 0) sqlite3_result_int64(ctx, r.parent_rowid); break;
+      case kDevices: {
+        c->scratch.clear();
+        for (const auto& d : r.devices) c->scratch += (c->scratch.empty() ? "" : ",") + std::to_string(d.device);
+        result_text(ctx, c->scratch);
+        break;
+      }
+      case kRangeType: sqlite3_result_text(ctx, r.start_end ? "start/end" : "push/pop", -1, SQLITE_STATIC); break;
+      case kUnclosed: sqlite3_result_int(ctx, r.unclosed ? 1 : 0); break;
+      default: break;
+    }
+    return SQLITE_OK;
+  });
+}
+
+int x_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
+  *rowid = reinterpret_cast<Cursor*>(base)->row().nvtx_rowid;
+  return SQLITE_OK;
+}
+
+sqlite3_module make_module() {
+  sqlite3_module m;
+  std::memset(&m, 0, sizeof m);
+  m.xConnect = x_connect;  // eponymous-only (no xCreate)
+  m.xBestIndex = x_best_index;
+  m.xDisconnect = disconnect_vtab;
+  m.xDestroy = disconnect_vtab;
+  m.xOpen = x_open;
+  m.xClose = x_close;
+  m.xFilter = x_filter;
+  m.xNext = x_next;
+  m.xEof = x_eof;
+  m.xColumn = x_column;
+  m.xRowid = x_rowid;
+  return m;
+}
+
+const sqlite3_module kModule = make_module();
+
+}  // namespace
+
+int register_nvtx_kernel_ranges(sqlite3* db, ConnectionState* state, std::string* error) {
+  int rc = sqlite3_create_module_v2(db, "nvtx_kernel_ranges", &kModule, state, nullptr);
+  if (rc != SQLITE_OK) *error = "cannot register nvtx_kernel_ranges";
+  return rc;
+}
+
+}  // namespace nsystrace

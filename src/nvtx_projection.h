@@ -1,0 +1,54 @@
+// NVTX ranges projected onto the GPU work they launched, as Nsight Systems defines it (nvtx_gpu_proj_trace):
+//  - ranges: push/pop and start/end ranges (eventType 59, 60, 70, 71) that end on the thread they started on;
+//    a range never closed extends to the last timestamp of the profile;
+//  - GPU operations: kernels, memcpys and memsets, each tied to the CUDA API call with the same correlationId in
+//    the same process;
+//  - an operation belongs to every range that contains its API call entirely (both ends inclusive) on the same
+//    thread; gpu_start/gpu_end = min start / max end of its operations; gpu_ops = distinct correlation ids.
+//
+// How: the ranges are held in memory, per thread, sorted by start with a max-end segment tree (so "every range
+// containing [s, e]" costs O(log n + answers)). API calls and GPU operations are streamed sorted by
+// (correlationId, process) — SQLite sorts, spilling to disk — and merge-joined. Time O((ranges + calls + ops)
+// log n); memory in proportion to the ranges.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "src/profile_catalog.h"
+
+namespace nsystrace {
+
+struct DeviceExtent {
+  int64_t device = 0;
+  int64_t gpu_start = 0, gpu_end = 0;
+  int64_t ops = 0;  // distinct correlation ids with work on this device
+};
+
+struct ProjectedRange {
+  int64_t nvtx_rowid = 0;
+  std::string name;
+  int64_t domain_id = 0;
+  int64_t start = 0, end = 0;
+  bool unclosed = false, start_end = false;
+  int64_t global_tid = 0;
+  int depth = 0;
+  int64_t parent_rowid = -1;  // NVTX rowid of the innermost enclosing range, -1 for none
+  int64_t gpu_start = INT64_MAX, gpu_end = INT64_MIN;
+  int64_t gpu_ops = 0, kernels = 0, memcpys = 0, memsets = 0;
+  std::vector<DeviceExtent> devices;  // sorted by device
+};
+
+class NvtxProjection {
+ public:
+  static std::shared_ptr<const NvtxProjection> compute(sqlite3* db, const ProfileCatalog& catalog);
+  // Ranges with at least one GPU operation, in (start, end descending, rowid) order.
+  const std::vector<ProjectedRange>& ranges() const { return ranges_; }
+
+ private:
+  std::vector<ProjectedRange> ranges_;
+};
+
+}  // namespace nsystrace

@@ -1,0 +1,91 @@
+// 'nvtx_kernel' rows of trace_events: each NVTX range of the projection, on every GPU it ran work on, with that
+// GPU's extent (a range whose work spans devices appears once per device).
+#include <algorithm>
+
+#include "src/event_sources.h"
+#include "src/json_writer.h"
+#include "src/nvtx_projection.h"
+
+namespace nsystrace {
+namespace {
+
+class ProjectionSource final : public EventSource {
+ public:
+  ProjectionSource(sqlite3* db, const ProfileCatalog& catalog, std::shared_ptr<const NvtxProjection> projection,
+                   const ScanFilter& filter)
+      : EventSource(db, catalog), projection_(std::move(projection)) {
+    const auto& ranges = projection_->ranges();
+    for (size_t r = 0; r < ranges.size(); ++r) {
+      for (size_t d = 0; d < ranges[r].devices.size(); ++d) {
+        const DeviceExtent& dev = ranges[r].devices[d];
+        if (filter.ts_min && dev.gpu_start < *filter.ts_min) continue;
+        if (filter.ts_max && dev.gpu_start > *filter.ts_max) continue;
+        if (filter.pid && *filter.pid != kGpuPidBase + (dev.device & 0xFFFFFF)) continue;
+        rows_.push_back({r, d});
+      }
+    }
+    // Time order, longest first at equal start, as the track layout needs.
+    std::sort(rows_.begin(), rows_.end(), [&](const Row& a, const Row& b) {
+      const DeviceExtent& x = ranges[a.range].devices[a.device];
+      const DeviceExtent& y = ranges[b.range].devices[b.device];
+      if (x.gpu_start != y.gpu_start) return x.gpu_start < y.gpu_start;
+      if (x.gpu_end != y.gpu_end) return x.gpu_end > y.gpu_end;
+      return a.range < b.range;
+    });
+    event_.kind = Kind::nvtx_kernel;
+    event_.placement = Placement::gpu_nvtx;
+    event_.has_global_id = true;
+  }
+  Kind kind() const override { return Kind::nvtx_kernel; }
+  bool next() override {
+    if (next_ >= rows_.size()) return false;
+    current_ = rows_[next_++];
+    const ProjectedRange& r = projection_->ranges()[current_.range];
+    const DeviceExtent& d = r.devices[current_.device];
+    event_.name = r.name;
+    event_.ts = d.gpu_start;
+    event_.dur = d.gpu_end - d.gpu_start;
+    event_.global_id = r.global_tid;
+    event_.device_id = d.device;
+    event_.stream_id = 0;
+    event_.source_rowid = (r.nvtx_rowid << 8) | (d.device & 0xFF);
+    return true;
+  }
+  bool read_row() override { return false; }
+  void write_args(std::string& out) const override {
+    const ProjectedRange& r = projection_->ranges()[current_.range];
+    const DeviceExtent& d = r.devices[current_.device];
+    JsonObject o(out);
+    if (r.domain_id != 0) {
+      if (const std::string* name = catalog_.nvtx_domain(r.domain_id)) o.string("domain", *name);
+      o.integer("domain_id", r.domain_id);
+    }
+    o.integer("cpu_start", r.start).integer("cpu_end", r.end);
+    o.integer("gpu_ops", r.gpu_ops).integer("device_ops", d.ops).integer("kernels", r.kernels);
+    if (r.memcpys) o.integer("memcpys", r.memcpys);
+    if (r.memsets) o.integer("memsets", r.memsets);
+    o.integer("depth", r.depth).integer("nvtx_rowid", r.nvtx_rowid);
+    if (r.devices.size() > 1) o.integer("gpu_start_all_devices", r.gpu_start).integer("gpu_end_all_devices", r.gpu_end);
+    if (r.unclosed) o.boolean("unclosed", true);
+    o.close();
+  }
+
+ private:
+  struct Row {
+    size_t range, device;
+  };
+  std::shared_ptr<const NvtxProjection> projection_;
+  std::vector<Row> rows_;
+  size_t next_ = 0;
+  Row current_{0, 0};
+};
+
+}  // namespace
+
+std::unique_ptr<EventSource> make_projection_source(sqlite3* db, const ProfileCatalog& catalog,
+                                                    std::shared_ptr<const NvtxProjection> projection,
+                                                    const ScanFilter& filter) {
+  return std::make_unique<ProjectionSource>(db, catalog, std::move(projection), filter);
+}
+
+}  // namespace nsystrace

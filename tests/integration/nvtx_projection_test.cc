@@ -1,0 +1,85 @@
+// nvtx_kernel_ranges and the 'nvtx_kernel' rows of trace_events on tests/fixtures/nvtx_projection.sql, one case
+// per rule of the definition (the fixture's header lists each expected row, worked out by hand).
+#include <gtest/gtest.h>
+
+#include "tests/support/test_db.h"
+#include "tests/support/trace_check.h"
+
+namespace {
+
+using Rows = std::vector<std::vector<std::string>>;
+
+class Projection : public ::testing::Test {
+ protected:
+  void SetUp() override { db.exec_file(testdb::source_dir() + "/tests/fixtures/nvtx_projection.sql"); }
+  Rows row(int64_t rowid) {
+    return db.rows("select name, gpu_start, gpu_end, gpu_ops, kernels, memcpys, memsets, devices, depth, parent "
+                   "from nvtx_kernel_ranges where rowid = " + std::to_string(rowid));
+  }
+  testdb::Db db;
+};
+
+TEST_F(Projection, NestedRangesEachCountTheWorkOfTheirCalls) {
+  // Memcpys and memsets count as GPU operations; work on two devices gives devices '0,1'.
+  EXPECT_EQ(row(2), (Rows{{"outer", "1200", "2600", "4", "2", "1", "1", "0,1", "0", "NULL"}}));
+  // An operation belongs to every enclosing range, not only the innermost.
+  EXPECT_EQ(row(3), (Rows{{"inner", "1200", "1450", "2", "1", "1", "0", "0", "1", "2"}}));
+}
+
+TEST_F(Projection, RegisteredStringInANamedDomain) {
+  EXPECT_EQ(db.rows("select name, domain, memsets, parent from nvtx_kernel_ranges where rowid = 4"),
+            (Rows{{"registered name", "Layers", "1", "2"}}));
+}
+
+TEST_F(Projection, OnlyCallsOnTheRangesOwnThreadCount) {
+  EXPECT_EQ(row(5), (Rows{{"worker range", "1520", "1530", "1", "1", "0", "0", "0", "0", "NULL"}}));
+}
+
+TEST_F(Projection, BoundariesAreInclusiveAndStraddlingCallsExcluded) {
+  EXPECT_EQ(row(6), (Rows{{"exact bounds", "3200", "3300", "1", "1", "0", "0", "0", "0", "NULL"}}));
+  EXPECT_TRUE(row(7).empty());  // 'straddle': its only call ends after it
+}
+
+TEST_F(Projection, StartEndRangesCountOnlyWhenTheyEndOnTheirThread) {
+  EXPECT_EQ(db.rows("select name, gpu_start, gpu_end, range_type from nvtx_kernel_ranges where rowid = 8"),
+            (Rows{{"async same thread", "5300", "5400", "start/end"}}));
+  EXPECT_TRUE(row(9).empty());
+}
+
+TEST_F(Projection, AnOpenRangeExtendsToTheEndOfTheProfile) {
+  EXPECT_EQ(db.rows("select end, gpu_start, gpu_end, gpu_ops, kernels, unclosed from nvtx_kernel_ranges where rowid = 10"),
+            (Rows{{"7300", "6200", "7300", "2", "4", "1"}}));
+}
+
+TEST_F(Projection, AGraphLaunchCountsOnceWithAllItsKernels) {
+  EXPECT_EQ(row(11), (Rows{{"graph", "7100", "7300", "1", "3", "0", "0", "0", "1", "10"}}));
+}
+
+TEST_F(Projection, CorrelationIdsAreScopedToTheProcess) {
+  EXPECT_EQ(db.rows("select name, pid, tid, gpu_start, gpu_end, gpu_ops, devices from nvtx_kernel_ranges where rowid = 12"),
+            (Rows{{"rank b", "200", "200", "1150", "1990", "2", "1"}}));
+}
+
+TEST_F(Projection, EveryRowIsAccountedFor) {
+  EXPECT_EQ(db.rows("select rowid from nvtx_kernel_ranges order by rowid"),
+            (Rows{{"2"}, {"3"}, {"4"}, {"5"}, {"6"}, {"8"}, {"10"}, {"11"}, {"12"}}));
+}
+
+TEST_F(Projection, TraceEventsShowEachRangeOnEveryGpuItUsed) {
+  // 'outer' ran work on both GPUs: one slice per GPU with that GPU's extent.
+  EXPECT_EQ(db.rows("select ts, dur, pid, device_id, thread_name from trace_events "
+                    "where kind = 'nvtx_kernel' and name = 'outer' order by device_id"),
+            (Rows{{"1200", "520", "16777216", "0", "NVTX (GPU projection): main (tid 100)"},
+                  {"2500", "100", "16777217", "1", "NVTX (GPU projection): main (tid 100)"}}));
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind = 'nvtx_kernel'"), 10);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind != 'nvtx_kernel' and kind = 'nvtx_kernel'"), 0);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind != 'nvtx_kernel'"),
+            db.integer("select count(*) from trace_events") - 10);
+  auto t = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events"));
+  for (const auto& p : t.problems) ADD_FAILURE() << p;
+  EXPECT_EQ(t.per_cat["nvtx_kernel"], 10);
+  auto without = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events where kind != 'nvtx_kernel'"));
+  EXPECT_EQ(without.per_cat.count("nvtx_kernel"), 0u);
+}
+
+}  // namespace
