@@ -3,8 +3,8 @@
 // Pushdown (xBestIndex): constraints on kind (= and IN), ts (=, <, <=, >, >=), pid (=) and name (=, LIKE, GLOB)
 // restrict which event tables are read and what is read from them. idxStr lists the constraints handed to xFilter,
 // one token per argv entry, in argv order: "kind=", "kind_in", "ts=", "ts>", "ts>=", "ts<", "ts<=", "pid=",
-// "name=", "name_like", "name_glob". It is what EXPLAIN QUERY PLAN shows. No constraint is omitted: SQLite re-checks them all, so a value we cannot use (NULL, text for ts)
-// only costs a wider scan, never a wrong row.
+// "name=", "name_like", "name_glob". It is what EXPLAIN QUERY PLAN shows. Only kind constraints are omitted (matched exactly here); SQLite re-checks the others, so a value we
+// cannot use (NULL, text for ts) only costs a wider scan, never a wrong row.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -46,6 +46,9 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     // otherwise rescan once per value.
     bool in_list = c.op == SQLITE_INDEX_CONSTRAINT_EQ && sqlite3_vtab_in(info, i, -1);
     const char* token = nullptr;
+    // Text equality is pushed down only under the default collation (BINARY), which is what the scan applies.
+    bool binary = std::strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0;
+    if ((c.iColumn == kColKind || c.iColumn == kColName) && c.op == SQLITE_INDEX_CONSTRAINT_EQ && !binary) continue;
     if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
       token = in_list ? "kind_in" : "kind=";
     } else if (c.iColumn == kColName) {
@@ -69,7 +72,9 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     if (token == nullptr) continue;
     if (in_list) sqlite3_vtab_in(info, i, 1);  // hand us the whole IN list at once
     info->aConstraintUsage[i].argvIndex = ++argc;
-    info->aConstraintUsage[i].omit = 0;
+    // kind is matched exactly by the scan (a text compared to our fixed names), so SQLite need not re-check it;
+    // every other constraint it re-checks.
+    info->aConstraintUsage[i].omit = c.iColumn == kColKind;
     if (!idx.empty()) idx += ' ';
     idx += token;
   }

@@ -23,9 +23,13 @@ void ChromeTraceWriter::begin_event() {
 void ChromeTraceWriter::add(const ChromeEvent& ev) {
   begin_event();
   ++events_;
-  auto kc = kind_counts_.find(ev.kind);
-  if (kc == kind_counts_.end()) kc = kind_counts_.emplace(std::string(ev.kind), 0).first;
-  ++kc->second;
+  if (last_kind_count_ == nullptr || ev.kind != last_kind_) {
+    auto kc = kind_counts_.find(ev.kind);
+    if (kc == kind_counts_.end()) kc = kind_counts_.emplace(std::string(ev.kind), 0).first;
+    last_kind_ = kc->first;
+    last_kind_count_ = &kc->second;
+  }
+  ++*last_kind_count_;
 
   out_.append("{\"name\":");
   append_json_string(out_, ev.name);
@@ -41,7 +45,7 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   append_int(out_, ev.pid);
   out_.append(",\"tid\":");
   append_int(out_, ev.tid);
-  if (!ev.args.empty()) {
+  if (!ev.args.empty() && ev.args != "{}") {
     out_.append(",\"args\":");
     out_.append(ev.args);
   }
@@ -49,15 +53,54 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   note_track(ev);
 
   if (!ev.has_correlation || !ev.has_global_tid) return;
-  auto key = std::make_pair(ev.global_tid >> 24, ev.correlation_id);  // (vm, pid) scopes correlation ids
+  int64_t process = ev.global_tid >> 24;  // (vm, pid) scopes correlation ids
   if (ev.kind == "cuda_api") {
-    api_calls_.emplace(key, ApiCall{ev.pid, ev.tid, ev.ts});
+    api_calls_.insert(process, ev.correlation_id, ApiCall{ev.pid, ev.tid, ev.ts});
   } else if (launches_gpu_work(ev.kind)) {
-    auto it = api_calls_.find(key);
-    if (it == api_calls_.end() || it->second.ts > ev.ts) return;
+    const ApiCall* call = api_calls_.find(process, ev.correlation_id);
+    if (call == nullptr || call->ts > ev.ts) return;
     uint64_t id = ++flows_;
-    flow_event('s', id, it->second.pid, it->second.tid, it->second.ts);
+    flow_event('s', id, call->pid, call->tid, call->ts);
     flow_event('f', id, ev.pid, ev.tid, ev.ts);
+  }
+}
+
+size_t ChromeTraceWriter::ApiCallTable::index(int64_t process, int64_t correlation) const {
+  uint64_t h = static_cast<uint64_t>(process) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(correlation);
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 32;
+  return static_cast<size_t>(h) & (slots_.size() - 1);
+}
+
+void ChromeTraceWriter::ApiCallTable::grow() {
+  std::vector<Slot> old;
+  old.swap(slots_);
+  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{0, 0, {}, false});
+  used_ = 0;
+  for (const Slot& s : old)
+    if (s.used) insert(s.process, s.correlation, s.call);
+}
+
+void ChromeTraceWriter::ApiCallTable::insert(int64_t process, int64_t correlation, const ApiCall& call) {
+  if ((used_ + 1) * 2 > slots_.size()) grow();
+  for (size_t i = index(process, correlation);; i = (i + 1) & (slots_.size() - 1)) {
+    Slot& s = slots_[i];
+    if (!s.used) {
+      s = Slot{process, correlation, call, true};
+      ++used_;
+      return;
+    }
+    if (s.process == process && s.correlation == correlation) return;  // first call wins, as before
+  }
+}
+
+const ChromeTraceWriter::ApiCall* ChromeTraceWriter::ApiCallTable::find(int64_t process, int64_t correlation) const {
+  if (slots_.empty()) return nullptr;
+  for (size_t i = index(process, correlation);; i = (i + 1) & (slots_.size() - 1)) {
+    const Slot& s = slots_[i];
+    if (!s.used) return nullptr;
+    if (s.process == process && s.correlation == correlation) return &s.call;
   }
 }
 
@@ -77,8 +120,9 @@ void ChromeTraceWriter::flow_event(char phase, uint64_t id, int64_t pid, int64_t
 }
 
 void ChromeTraceWriter::note_track(const ChromeEvent& ev) {
-  if (processes_.find(ev.pid) == processes_.end())
+  if (ev.pid != last_pid_ && processes_.find(ev.pid) == processes_.end())
     processes_.emplace(ev.pid, ev.process_name ? std::string(*ev.process_name) : std::string());
+  last_pid_ = ev.pid;
   auto key = std::make_pair(ev.pid, ev.tid);
   if (key == last_thread_) return;
   last_thread_ = key;

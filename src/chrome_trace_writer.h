@@ -10,8 +10,8 @@
 #include <map>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "src/json_writer.h"
 
@@ -55,16 +55,31 @@ class ChromeTraceWriter {
   bool first_ = true;
   uint64_t events_ = 0, flows_ = 0;
   std::map<std::string, uint64_t, std::less<>> kind_counts_;
+  std::string_view last_kind_;           // a cache in front of kind_counts_: rows come in runs of a kind
+  uint64_t* last_kind_count_ = nullptr;
   std::map<int64_t, std::string> processes_;
+  int64_t last_pid_ = -1;
   std::map<std::pair<int64_t, int64_t>, std::string> threads_;
   std::pair<int64_t, int64_t> last_thread_{-1, -1};
-  // (process of the call, correlation id) -> where the API call was drawn. Kept for the whole aggregation.
-  struct PairHash {
-    size_t operator()(const std::pair<int64_t, int64_t>& k) const {
-      return std::hash<int64_t>()(k.first * 1000003 ^ k.second);
-    }
+  // (process of the call, correlation id) -> where the API call was drawn. Kept for the whole aggregation (the
+  // state the trace must keep: 32 bytes per CUDA API call with a correlation id), in an open-addressing table.
+  class ApiCallTable {
+   public:
+    void insert(int64_t process, int64_t correlation, const ApiCall& call);
+    const ApiCall* find(int64_t process, int64_t correlation) const;
+
+   private:
+    struct Slot {
+      int64_t process, correlation;
+      ApiCall call;
+      bool used;
+    };
+    size_t index(int64_t process, int64_t correlation) const;
+    void grow();
+    std::vector<Slot> slots_;
+    size_t used_ = 0;
   };
-  std::unordered_map<std::pair<int64_t, int64_t>, ApiCall, PairHash> api_calls_;
+  ApiCallTable api_calls_;
 };
 
 }  // namespace nsystrace

@@ -78,6 +78,7 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
                       : fmt::format("Stream {} (pid {})", ev.stream_id, os_pid_of(ev.global_id));
       }
     }
+    t.process = &processes_.find(t.pid)->second;
     t.lanes.emplace_back();
     t.lanes[0].tid = t.base_tid;
     t.lanes[0].name = std::move(name);
@@ -99,7 +100,7 @@ TrackLayout::Placed TrackLayout::place(const SourceEvent& ev) {
   if (__builtin_add_overflow(ev.ts, ev.dur, &end)) end = INT64_MAX;
   size_t before = track.lanes.size();
   size_t lane = fit_lane(track.lanes, ev.ts, end, ev.instant);
-  Process& proc = processes_.find(track.pid)->second;
+  Process& proc = *track.process;
   if (track.lanes.size() > before) {  // a new lane was opened
     Lane& l = track.lanes[lane];
     l.tid = lane_tid(track, proc, lane);

@@ -40,9 +40,11 @@ class TrackLayout {
   static size_t fit_lane(std::vector<Lane>& lanes, int64_t start, int64_t end, bool instant);
 
  private:
+  struct Process;
   struct Track {
     int32_t pid = 0;
     int32_t base_tid = 0;
+    Process* process = nullptr;
     std::vector<Lane> lanes;
   };
   struct Process {

@@ -161,3 +161,13 @@ TEST_F(Pushdown, NameConstraintsGiveTheSameRowsAsAFilter) {
 }
 
 }  // namespace
+
+namespace {
+TEST_F(Pushdown, OtherCollationsAreLeftToSqlite) {
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind = 'KERNEL' collate nocase"),
+            db.integer("select count(*) from CUPTI_ACTIVITY_KIND_KERNEL"));
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name = 'MEMSET' collate nocase"),
+            db.integer("select count(*) from CUPTI_ACTIVITY_KIND_MEMSET"));
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind = 'KERNEL'"), 0);
+}
+}  // namespace
