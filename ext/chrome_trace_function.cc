@@ -6,14 +6,20 @@
 // is not the one being aggregated: the rows were sorted, grouped or materialized first (the scan has finished by
 // the time the aggregate runs), they come from another table (no scan), two scans are open (a join), or one
 // scan row is fed twice or a scan restarts (trace_events inside a join loop).
+//
+// chrome_trace_file(path [, progress]) takes the rows the same way and streams the trace to a file as it goes
+// (gzip when path ends in .gz), so the trace is never held in memory; it returns the bytes written.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <climits>
+#include <cstdio>
 #include <memory>
 
 #include "ext/connection_state.h"
 #include "src/chrome_trace_writer.h"
 #include "src/statement.h"
+#include "src/trace_file.h"
 
 #ifndef NSYSTRACE_VERSION
 #define NSYSTRACE_VERSION "unknown"
@@ -26,15 +32,36 @@ constexpr const char* kExplicitForm =
     "chrome_trace(kind, name, ts, dur, pid, tid, process_name, thread_name, args, correlation_id, global_tid)";
 
 struct Aggregate {
+  // The text form: the trace is one SQLite value, capped by SQLITE_LIMIT_LENGTH.
   explicit Aggregate(sqlite3* db) {
     int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
     out.set_limit(static_cast<size_t>(limit) + 1,  // + the NUL handed over with the text
                   fmt::format("nsystrace: the trace is larger than SQLite's largest value (SQLITE_LIMIT_LENGTH = {} "
-                              "bytes); narrow the query (by kind, ts or pid), or raise the limit",
+                              "bytes). Write it to a file instead, as it goes: "
+                              "SELECT chrome_trace_file('trace.json.gz') FROM trace_events",
                               limit));
     writer = std::make_unique<ChromeTraceWriter>(out);
   }
+  // The file form: the buffer drains to the file in 1 MB chunks.
+  Aggregate(const std::string& path, bool show_progress) : file(std::make_unique<TraceFile>(path)), progress(show_progress) {
+    out.set_drain([this](const char* p, size_t n) { file->write(p, n); report_progress(false); }, 1 << 20);
+    writer = std::make_unique<ChromeTraceWriter>(out);
+    started = last_report = std::chrono::steady_clock::now();
+  }
+  void report_progress(bool last) {
+    if (!progress) return;
+    auto now = std::chrono::steady_clock::now();
+    if (!last && now - last_report < std::chrono::seconds(2)) return;
+    last_report = now;
+    double seconds = std::chrono::duration<double>(now - started).count();
+    std::fprintf(stderr, "nsystrace: %s%llu events, %.0f MB of JSON, %.1f s\n", last ? "done: " : "",
+                 static_cast<unsigned long long>(writer->events()), out.total_written() / 1048576.0, seconds);
+  }
   OutputBuffer out;
+  bool failed = false;  // a row was refused: the result can only be an error
+  std::unique_ptr<TraceFile> file;
+  bool progress = false;
+  std::chrono::steady_clock::time_point started, last_report;
   std::unique_ptr<ChromeTraceWriter> writer;
   // The (*) form's scan.
   bool star = false, explicit_form = false;
@@ -48,11 +75,18 @@ struct Slot {
   Aggregate* agg;
 };
 
-Aggregate* get_aggregate(sqlite3_context* ctx, bool create) {
-  auto* slot = static_cast<Slot*>(sqlite3_aggregate_context(ctx, create ? sizeof(Slot) : 0));
-  if (slot == nullptr) return nullptr;
-  if (slot->agg == nullptr && create) slot->agg = new Aggregate(sqlite3_context_db_handle(ctx));
+// The aggregate of this call, made by `make` on the first row; throws std::bad_alloc when SQLite has no memory.
+template <class Make>
+Aggregate* get_aggregate(sqlite3_context* ctx, Make make) {
+  auto* slot = static_cast<Slot*>(sqlite3_aggregate_context(ctx, sizeof(Slot)));
+  if (slot == nullptr) throw std::bad_alloc();
+  if (slot->agg == nullptr) slot->agg = make();
   return slot->agg;
+}
+
+Aggregate* existing_aggregate(sqlite3_context* ctx) {
+  auto* slot = static_cast<Slot*>(sqlite3_aggregate_context(ctx, 0));
+  return slot ? slot->agg : nullptr;
 }
 
 void free_aggregate(sqlite3_context* ctx) {
@@ -61,6 +95,12 @@ void free_aggregate(sqlite3_context* ctx) {
     delete slot->agg;
     slot->agg = nullptr;
   }
+}
+
+std::string_view text_of(sqlite3_value* v) {
+  const unsigned char* p = sqlite3_value_text(v);
+  return p ? std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_value_bytes(v)))
+           : std::string_view();
 }
 
 void step_star(sqlite3_context* ctx, Aggregate& agg) {
@@ -118,12 +158,6 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
   ev.has_global_tid = r.has_global_tid;
   ev.global_tid = r.global_tid;
   agg.writer->add(ev);
-}
-
-std::string_view text_of(sqlite3_value* v) {
-  const unsigned char* p = sqlite3_value_text(v);
-  return p ? std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_value_bytes(v)))
-           : std::string_view();
 }
 
 int64_t integer_arg(sqlite3_value* v, const char* what, bool* is_null) {
@@ -192,13 +226,35 @@ void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   try {
     if (argc != 0 && (argc < 6 || argc > 11))
       throw Error(fmt::format("nsystrace: chrome_trace() takes * or 6 to 11 arguments: {}", kExplicitForm));
-    Aggregate* agg = get_aggregate(ctx, true);
-    if (agg == nullptr) {
-      sqlite3_result_error_nomem(ctx);
-      return;
+    Aggregate* agg = get_aggregate(ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx)); });
+    try {
+      if (argc == 0) step_star(ctx, *agg);
+      else step_explicit(ctx, *agg, argc, argv);
+    } catch (...) {
+      agg->failed = true;
+      throw;
     }
-    if (argc == 0) step_star(ctx, *agg);
-    else step_explicit(ctx, *agg, argc, argv);
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+  }
+}
+
+void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  try {
+    Aggregate* agg = get_aggregate(ctx, [&] {
+      if (sqlite3_value_type(argv[0]) != SQLITE_TEXT)
+        throw Error("nsystrace: chrome_trace_file(path [, progress]): path must be a file name");
+      bool progress = argc > 1 && sqlite3_value_int(argv[1]) != 0;
+      return new Aggregate(std::string(text_of(argv[0])), progress);
+    });
+    try {
+      step_star(ctx, *agg);
+    } catch (...) {
+      agg->failed = true;
+      throw;
+    }
   } catch (const std::bad_alloc&) {
     sqlite3_result_error_nomem(ctx);
   } catch (const std::exception& e) {
@@ -238,15 +294,28 @@ std::string other_data(const Aggregate* agg, sqlite3* db) {
   return json;
 }
 
+// The rows came from a scan that reached its end (not one cut short by an error or an interrupt, after which
+// SQLite still finalizes the aggregate): only then is the trace whole.
+void check_scan_completed(sqlite3_context* ctx, const Aggregate& agg) {
+  if (agg.failed) throw Error("nsystrace: a row was refused (see the error above); no trace was produced");
+  if (!agg.star) return;
+  auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+  TraceEventsCursor* c = state->find_cursor(agg.cursor_id);
+  if (c == nullptr || c->generation != agg.generation || !c->completed)
+    throw Error("nsystrace: the trace_events scan did not finish (an error or an interrupt stopped it); no trace "
+                "was produced");
+}
+
 void x_final(sqlite3_context* ctx) {
   try {
-    Aggregate* agg = get_aggregate(ctx, false);
+    Aggregate* agg = existing_aggregate(ctx);
     std::unique_ptr<Aggregate> empty;
     if (agg == nullptr) {  // no rows: an empty but valid trace
       empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx));
       agg = empty.get();
       agg->writer->finish(other_data(nullptr, sqlite3_context_db_handle(ctx)));
     } else {
+      check_scan_completed(ctx, *agg);
       agg->writer->finish(other_data(agg, sqlite3_context_db_handle(ctx)));
     }
     // Hand the text over NUL-terminated with length -1: SQLite then marks it terminated and never copies it (it
@@ -263,13 +332,44 @@ void x_final(sqlite3_context* ctx) {
   free_aggregate(ctx);
 }
 
+void x_final_file(sqlite3_context* ctx) {
+  try {
+    Aggregate* agg = existing_aggregate(ctx);
+    if (agg == nullptr)
+      throw Error("nsystrace: chrome_trace_file(): the query selected no rows, so no file was written");
+    check_scan_completed(ctx, *agg);
+    if (!agg->star) throw Error("nsystrace: chrome_trace_file(): no trace_events row was aggregated; no file was written");
+    agg->writer->finish(other_data(agg, sqlite3_context_db_handle(ctx)));
+    agg->out.drain_now();
+    agg->report_progress(true);
+    sqlite3_result_int64(ctx, static_cast<sqlite3_int64>(agg->file->commit()));
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+  }
+  free_aggregate(ctx);  // removes the temporary file unless it was committed
+}
+
 }  // namespace
 
 int register_chrome_trace(sqlite3* db, ConnectionState* state, std::string* error) {
   // Not SQLITE_DETERMINISTIC: the (*) form depends on the scan it runs over, not on its (absent) arguments.
   int rc = sqlite3_create_function_v2(db, "chrome_trace", -1, SQLITE_UTF8 | SQLITE_INNOCUOUS, state, nullptr,
                                       x_step, x_final, nullptr);
-  if (rc != SQLITE_OK) *error = "cannot register chrome_trace";
+  if (rc != SQLITE_OK) {
+    *error = "cannot register chrome_trace";
+    return rc;
+  }
+  // Writes files: never callable from a view or trigger of a (possibly untrusted) database schema.
+  for (int n : {1, 2}) {
+    rc = sqlite3_create_function_v2(db, "chrome_trace_file", n, SQLITE_UTF8 | SQLITE_DIRECTONLY, state, nullptr,
+                                    x_step_file, x_final_file, nullptr);
+    if (rc != SQLITE_OK) {
+      *error = "cannot register chrome_trace_file";
+      return rc;
+    }
+  }
   return rc;
 }
 

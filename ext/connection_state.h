@@ -18,6 +18,7 @@ struct TraceEventsCursor {
   sqlite3_vtab_cursor base;  // must stay first: SQLite hands us &base
   uint64_t id = 0;           // unique per connection
   uint64_t generation = 0;   // bumped by every xFilter (a rescan)
+  bool completed = false;    // the current scan reached its end without error
   std::unique_ptr<TimelineScan> scan;
 };
 
@@ -30,6 +31,7 @@ class ConnectionState {
   void remove_cursor(TraceEventsCursor* c);
   // Cursors positioned on a row (not at EOF): candidates for chrome_trace(*)'s current row.
   std::vector<TraceEventsCursor*> live_cursors() const;
+  TraceEventsCursor* find_cursor(uint64_t id) const;
 
   // The catalog of database `schema`, reloaded when the database changed since it was read.
   std::shared_ptr<const ProfileCatalog> catalog(const std::string& schema);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ext/connection_state.h"
+#include "src/profile_indexes.h"
 #include "src/statement.h"
 
 #ifndef NSYSTRACE_VERSION
@@ -26,6 +27,12 @@ std::vector<TraceEventsCursor*> ConnectionState::live_cursors() const {
   for (TraceEventsCursor* c : cursors_)
     if (c->scan && !c->scan->eof()) out.push_back(c);
   return out;
+}
+
+TraceEventsCursor* ConnectionState::find_cursor(uint64_t id) const {
+  for (TraceEventsCursor* c : cursors_)
+    if (c->id == id) return c;
+  return nullptr;
 }
 
 std::shared_ptr<const ProfileCatalog> ConnectionState::catalog(const std::string& schema) {
@@ -58,6 +65,29 @@ void version_function(sqlite3_context* ctx, int, sqlite3_value**) {
   sqlite3_result_text(ctx, NSYSTRACE_VERSION, -1, SQLITE_STATIC);
 }
 
+// nsystrace_create_indexes([schema]): WRITES TO THE PROFILE (the only function that does): indexes on start.
+void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  try {
+    sqlite3* db = sqlite3_context_db_handle(ctx);
+    std::string schema = argc > 0 && sqlite3_value_type(argv[0]) == SQLITE_TEXT
+                             ? reinterpret_cast<const char*>(sqlite3_value_text(argv[0]))
+                             : "main";
+    if (sqlite3_db_readonly(db, schema.c_str()) != 0) {
+      const char* file = sqlite3_db_filename(db, schema.c_str());
+      throw Error(fmt::format("nsystrace_create_indexes(): database '{}' ({}) is open read-only or does not exist; "
+                              "this function writes indexes into the profile: open it read-write to use it",
+                              schema, file && *file ? file : "in memory"));
+    }
+    std::vector<std::string> created = create_start_indexes(db, ExportSchema::load(db, schema));
+    std::string msg = created.empty() ? std::string("nsystrace: no index created (every event table is indexed)")
+                                      : "nsystrace: wrote " + std::to_string(created.size()) + " index(es) into the profile:";
+    for (const auto& name : created) msg += " " + name;
+    sqlite3_result_text(ctx, msg.c_str(), -1, SQLITE_TRANSIENT);
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+  }
+}
+
 }  // namespace
 
 }  // namespace nsystrace
@@ -76,6 +106,11 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
       rc = sqlite3_create_function_v2(db, "nsystrace_version", 0,
                                       SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
                                       version_function, nullptr, nullptr, nullptr);
+      for (int n : {0, 1}) {  // writes to the profile: never from a view or trigger
+        if (rc == SQLITE_OK)
+          rc = sqlite3_create_function_v2(db, "nsystrace_create_indexes", n, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+                                          nullptr, create_indexes_function, nullptr, nullptr, nullptr);
+      }
       // The module owns the state (destroyed with the connection, or at once if registration fails); the
       // functions borrow it.
       auto* state = rc == SQLITE_OK ? new ConnectionState(db) : nullptr;

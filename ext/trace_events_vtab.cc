@@ -219,6 +219,7 @@ int x_filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqli
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
   cursor->scan.reset();
   ++cursor->generation;
+  cursor->completed = false;
   return guarded(base->pVtab, [&] {
     ScanFilter filter = build_filter(idx_str, argc, argv);
     ConnectionState* state = vtab->state;
@@ -226,6 +227,7 @@ int x_filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqli
     check_is_export(*catalog, state->db());
     cursor->scan = std::make_unique<TimelineScan>(state->db(), std::move(catalog), filter,
                                                   [state] { return state->projection("main"); });
+    cursor->completed = cursor->scan->eof();
     return SQLITE_OK;
   });
 }
@@ -234,6 +236,7 @@ int x_next(sqlite3_vtab_cursor* base) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
   int rc = guarded(base->pVtab, [&] {
     cursor->scan->next();
+    cursor->completed = cursor->scan->eof();
     return SQLITE_OK;
   });
   if (rc != SQLITE_OK) cursor->scan.reset();

@@ -55,7 +55,9 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   if (!ev.has_correlation || !ev.has_global_tid) return;
   int64_t process = ev.global_tid >> 24;  // (vm, pid) scopes correlation ids
   if (ev.kind == "cuda_api") {
-    api_calls_.insert(process, ev.correlation_id, ApiCall{ev.pid, ev.tid, ev.ts});
+    if (process >= 0)
+      api_calls_.insert(process, ev.correlation_id,
+                        ApiCall{static_cast<int32_t>(ev.pid), static_cast<int32_t>(ev.tid), ev.ts});
   } else if (launches_gpu_work(ev.kind)) {
     const ApiCall* call = api_calls_.find(process, ev.correlation_id);
     if (call == nullptr || call->ts > ev.ts) return;
@@ -76,18 +78,18 @@ size_t ChromeTraceWriter::ApiCallTable::index(int64_t process, int64_t correlati
 void ChromeTraceWriter::ApiCallTable::grow() {
   std::vector<Slot> old;
   old.swap(slots_);
-  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{0, 0, {}, false});
+  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{kEmpty, 0, {}});
   used_ = 0;
   for (const Slot& s : old)
-    if (s.used) insert(s.process, s.correlation, s.call);
+    if (s.process != kEmpty) insert(s.process, s.correlation, s.call);
 }
 
 void ChromeTraceWriter::ApiCallTable::insert(int64_t process, int64_t correlation, const ApiCall& call) {
-  if ((used_ + 1) * 2 > slots_.size()) grow();
+  if ((used_ + 1) * 10 > slots_.size() * 7) grow();
   for (size_t i = index(process, correlation);; i = (i + 1) & (slots_.size() - 1)) {
     Slot& s = slots_[i];
-    if (!s.used) {
-      s = Slot{process, correlation, call, true};
+    if (s.process == kEmpty) {
+      s = Slot{process, correlation, call};
       ++used_;
       return;
     }
@@ -99,7 +101,7 @@ const ChromeTraceWriter::ApiCall* ChromeTraceWriter::ApiCallTable::find(int64_t 
   if (slots_.empty()) return nullptr;
   for (size_t i = index(process, correlation);; i = (i + 1) & (slots_.size() - 1)) {
     const Slot& s = slots_[i];
-    if (!s.used) return nullptr;
+    if (s.process == kEmpty) return nullptr;
     if (s.process == process && s.correlation == correlation) return &s.call;
   }
 }

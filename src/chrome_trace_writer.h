@@ -45,7 +45,8 @@ class ChromeTraceWriter {
 
  private:
   struct ApiCall {
-    int64_t pid, tid, ts;
+    int32_t pid, tid;
+    int64_t ts;
   };
   void begin_event();
   void note_track(const ChromeEvent& ev);
@@ -62,18 +63,18 @@ class ChromeTraceWriter {
   std::map<std::pair<int64_t, int64_t>, std::string> threads_;
   std::pair<int64_t, int64_t> last_thread_{-1, -1};
   // (process of the call, correlation id) -> where the API call was drawn. Kept for the whole aggregation (the
-  // state the trace must keep: 32 bytes per CUDA API call with a correlation id), in an open-addressing table.
+  // state the trace must keep: 32 bytes per CUDA API call, at most 70% full), in an open-addressing table.
   class ApiCallTable {
    public:
     void insert(int64_t process, int64_t correlation, const ApiCall& call);
     const ApiCall* find(int64_t process, int64_t correlation) const;
 
    private:
-    struct Slot {
+    struct Slot {  // 32 bytes; process == kEmpty marks a free slot (process keys are >= 0)
       int64_t process, correlation;
       ApiCall call;
-      bool used;
     };
+    static constexpr int64_t kEmpty = -1;
     size_t index(int64_t process, int64_t correlation) const;
     void grow();
     std::vector<Slot> slots_;

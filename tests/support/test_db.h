@@ -16,8 +16,8 @@ class Db {
  public:
   // An in-memory database with the statically linked extension (SQLITE_CORE build) registered.
   Db();
-  // A file opened read-only.
-  explicit Db(const std::string& path, bool load_shared_object = false);
+  // A file, opened read-only unless writable.
+  explicit Db(const std::string& path, bool load_shared_object = false, bool writable = false);
   ~Db();
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
