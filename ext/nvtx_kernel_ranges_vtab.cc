@@ -24,6 +24,7 @@ struct Cursor {
   sqlite3_vtab_cursor base;  // must stay first
   std::shared_ptr<const ProfileCatalog> catalog;
   std::shared_ptr<const NvtxProjection> projection;
+  std::unique_ptr<NvtxRangeNames> names;
   size_t index = 0;
   std::string scratch;
   const ProjectedRange& row() const { return projection->ranges()[index]; }
@@ -58,6 +59,7 @@ int x_filter(sqlite3_vtab_cursor* base, int, const char*, int, sqlite3_value**) 
   return guarded(base->pVtab, [&] {
     c->catalog = vtab->state->catalog("main");
     c->projection = vtab->state->projection("main");
+    c->names = std::make_unique<NvtxRangeNames>(vtab->state->db(), *c->catalog);
     return SQLITE_OK;
   });
 }
@@ -77,7 +79,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
   return guarded(base->pVtab, [&] {
     const ProjectedRange& r = c->row();
     switch (column) {
-      case kName: result_text(ctx, r.name); break;
+      case kName: result_text(ctx, c->names->name(r.nvtx_rowid)); break;
       case kDomain:
         if (r.domain_id != 0)
           if (const std::string* d = c->catalog->nvtx_domain(r.domain_id)) result_text(ctx, *d);
@@ -97,7 +99,8 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kParent: if (r.parent_rowid >= 0) sqlite3_result_int64(ctx, r.parent_rowid); break;
       case kDevices: {
         c->scratch.clear();
-        for (const auto& d : r.devices) c->scratch += (c->scratch.empty() ? "" : ",") + std::to_string(d.device);
+        for (uint32_t i = 0; i < r.device_count; ++i)
+          c->scratch += (i ? "," : "") + std::to_string(c->projection->devices(r)[i].device);
         result_text(ctx, c->scratch);
         break;
       }

@@ -11,7 +11,7 @@ namespace {
 // The ranges of one thread, sorted by (start, end descending, rowid), with a max-end segment tree.
 class ThreadRanges {
  public:
-  std::vector<size_t> order;  // indices into the range list
+  std::vector<uint32_t> order;  // indices into the range list
 
   void build(const std::vector<ProjectedRange>& all) {
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -74,10 +74,13 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   // 1. The ranges that can own work: closed on the thread they were opened on.
   std::vector<ProjectedRange> all;
   {
+    Statement count(db, "SELECT count(*) FROM " + schema.qualified("NVTX_EVENTS"));
+    if (count.step()) all.reserve(static_cast<size_t>(count.int64(0)));  // no doubling: this is the big one
+  }
+  {
     SelectBuilder b(*nvtx);
     int rowid = b.expression("rowid"), start = b.column("start"), end = b.column("end"), tid = b.column("globalTid"),
-        end_tid = b.column("endGlobalTid"), type = b.column("eventType"), text = b.column("text"),
-        text_id = b.column("textId"), domain = b.column("domainId");
+        end_tid = b.column("endGlobalTid"), type = b.column("eventType"), domain = b.column("domainId");
     Statement s(db, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
                         " WHERE eventType IN (59, 60, 70, 71) AND start IS NOT NULL AND globalTid IS NOT NULL");
     while (s.step()) {
@@ -89,22 +92,22 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       r.end = r.unclosed ? catalog.profile_end(db) : std::max(r.start, s.int64(end));
       r.global_tid = s.int64(tid);
       r.start_end = s.int64(type) == 60 || s.int64(type) == 71;
-      r.domain_id = s.is_null(domain) ? 0 : s.int64(domain);
-      if (!s.is_null(text)) {
-        r.name = std::string(s.text(text));
-      } else if (!s.is_null(text_id)) {
-        const std::string* v = catalog.strings().find(s.int64(text_id));
-        r.name = v ? *v : "[missing string " + std::to_string(s.int64(text_id)) + "]";
-      } else {
-        r.name = "[unnamed NVTX range]";
-      }
-      all.push_back(std::move(r));
+      r.domain_id = s.is_null(domain) ? 0 : static_cast<int32_t>(s.int64(domain));
+      all.push_back(r);
     }
   }
   if (all.empty()) return result;
 
+  // Per-device extents while building: a pool of linked entries, a range's list headed by first_device (index + 1,
+  // 0 for none).
+  struct DeviceLink {
+    DeviceExtent extent;
+    uint32_t next;
+  };
+  std::vector<DeviceLink> pool;
+
   std::unordered_map<int64_t, ThreadRanges> threads;
-  for (size_t i = 0; i < all.size(); ++i) threads[all[i].global_tid].order.push_back(i);
+  for (size_t i = 0; i < all.size(); ++i) threads[all[i].global_tid].order.push_back(static_cast<uint32_t>(i));
   for (auto& [tid, t] : threads) t.build(all);
 
   // 2. Nesting: the parent is the innermost range enclosing this one on its thread (earlier in sort order).
@@ -164,7 +167,9 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
         int64_t s = calls.int64(3), e = calls.int64(4);
         t->second.ending_after(t->second.started_by(s), e, hits);
         for (size_t pos : hits) {
-          ProjectedRange& r = all[t->second.order[pos]];
+          size_t index = t->second.order[pos];
+          ProjectedRange& r = all[index];
+
           ++r.gpu_ops;
           for (const Op& op : group) {
             r.gpu_start = std::min(r.gpu_start, op.start);
@@ -173,18 +178,20 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
             r.memcpys += op.kind == kMemcpyOp;
             r.memsets += op.kind == kMemsetOp;
           }
-          for (const Op& op : group) {  // per device: extent, and this correlation id once
-            auto d = std::find_if(r.devices.begin(), r.devices.end(), [&](const DeviceExtent& x) { return x.device == op.device; });
-            if (d == r.devices.end()) {
-              r.devices.push_back(DeviceExtent{op.device, op.start, op.end, 0});
-              d = r.devices.end() - 1;
+          for (const Op& op : group) {  // per device: extent
+            uint32_t link = r.first_device;
+            while (link != 0 && pool[link - 1].extent.device != op.device) link = pool[link - 1].next;
+            if (link == 0) {
+              pool.push_back(DeviceLink{DeviceExtent{op.device, op.start, op.end, 0}, r.first_device});
+              r.first_device = link = static_cast<uint32_t>(pool.size());
             }
-            d->gpu_start = std::min(d->gpu_start, op.start);
-            d->gpu_end = std::max(d->gpu_end, op.end);
+            DeviceExtent& d = pool[link - 1].extent;
+            d.gpu_start = std::min(d.gpu_start, op.start);
+            d.gpu_end = std::max(d.gpu_end, op.end);
           }
-          for (auto& d : r.devices) {
-            bool here = std::any_of(group.begin(), group.end(), [&](const Op& op) { return op.device == d.device; });
-            d.ops += here;
+          for (uint32_t link = r.first_device; link != 0; link = pool[link - 1].next) {  // this call, once per device
+            DeviceExtent& d = pool[link - 1].extent;
+            d.ops += std::any_of(group.begin(), group.end(), [&](const Op& op) { return op.device == d.device; });
           }
         }
       }
@@ -193,17 +200,56 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   }
 
   // 4. The ranges that own work, in time order.
-  for (auto& r : all) {
+  threads.clear();
+  size_t kept = 0;  // compacted in place: no second copy of the ranges at the peak
+  for (size_t i = 0; i < all.size(); ++i) {
+    ProjectedRange r = all[i];
     if (r.gpu_ops == 0) continue;
-    std::sort(r.devices.begin(), r.devices.end(), [](const DeviceExtent& a, const DeviceExtent& b) { return a.device < b.device; });
-    result->ranges_.push_back(std::move(r));
+    size_t first = result->device_pool_.size();
+    for (uint32_t link = r.first_device; link != 0; link = pool[link - 1].next)
+      result->device_pool_.push_back(pool[link - 1].extent);
+    std::sort(result->device_pool_.begin() + static_cast<long>(first), result->device_pool_.end(),
+              [](const DeviceExtent& a, const DeviceExtent& b) { return a.device < b.device; });
+    r.first_device = static_cast<uint32_t>(first);
+    r.device_count = static_cast<uint32_t>(result->device_pool_.size() - first);
+    all[kept++] = r;
   }
+  std::vector<DeviceLink>().swap(pool);
+  all.resize(kept);
+  all.shrink_to_fit();
+  result->ranges_ = std::move(all);
   std::sort(result->ranges_.begin(), result->ranges_.end(), [](const ProjectedRange& x, const ProjectedRange& y) {
     if (x.start != y.start) return x.start < y.start;
     if (x.end != y.end) return x.end > y.end;
     return x.nvtx_rowid < y.nvtx_rowid;
   });
   return result;
+}
+
+NvtxRangeNames::NvtxRangeNames(sqlite3* db, const ProfileCatalog& catalog) : catalog_(catalog) {
+  const TableInfo* t = catalog.schema().table("NVTX_EVENTS");
+  if (t == nullptr) return;
+  SelectBuilder b(*t);
+  b.column("text");
+  b.column("textId");
+  stmt_ = Statement(db, "SELECT " + b.select_list() + " FROM " + catalog.schema().qualified("NVTX_EVENTS") +
+                            " WHERE rowid = ?");
+}
+
+std::string_view NvtxRangeNames::name(int64_t nvtx_rowid) {
+  if (!stmt_) return "[unnamed NVTX range]";
+  stmt_.reset();
+  stmt_.bind(1, nvtx_rowid);
+  if (!stmt_.step()) return "[unnamed NVTX range]";
+  if (!stmt_.is_null(0)) {
+    scratch_.assign(stmt_.text(0));
+  } else if (!stmt_.is_null(1)) {
+    const std::string* v = catalog_.strings().find(stmt_.int64(1));
+    scratch_ = v ? *v : "[missing string " + std::to_string(stmt_.int64(1)) + "]";
+  } else {
+    scratch_ = "[unnamed NVTX range]";
+  }
+  return scratch_;
 }
 
 }  // namespace nsystrace

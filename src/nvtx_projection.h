@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "src/profile_catalog.h"
+#include "src/statement.h"
 
 namespace nsystrace {
 
@@ -27,18 +28,19 @@ struct DeviceExtent {
   int64_t ops = 0;  // distinct correlation ids with work on this device
 };
 
+// Kept compact (about 100 bytes): the projection of a profile with millions of NVTX ranges stays in memory. The
+// name is not kept: it is read back from NVTX_EVENTS by rowid when a row is produced (NvtxRangeNames).
 struct ProjectedRange {
   int64_t nvtx_rowid = 0;
-  std::string name;
-  int64_t domain_id = 0;
   int64_t start = 0, end = 0;
-  bool unclosed = false, start_end = false;
   int64_t global_tid = 0;
-  int depth = 0;
   int64_t parent_rowid = -1;  // NVTX rowid of the innermost enclosing range, -1 for none
   int64_t gpu_start = INT64_MAX, gpu_end = INT64_MIN;
-  int64_t gpu_ops = 0, kernels = 0, memcpys = 0, memsets = 0;
-  std::vector<DeviceExtent> devices;  // sorted by device
+  uint32_t gpu_ops = 0, kernels = 0, memcpys = 0, memsets = 0;
+  int32_t domain_id = 0;
+  int32_t depth = 0;
+  uint32_t first_device = 0, device_count = 0;  // a slice of NvtxProjection::devices(), sorted by device
+  bool unclosed = false, start_end = false;
 };
 
 class NvtxProjection {
@@ -46,9 +48,23 @@ class NvtxProjection {
   static std::shared_ptr<const NvtxProjection> compute(sqlite3* db, const ProfileCatalog& catalog);
   // Ranges with at least one GPU operation, in (start, end descending, rowid) order.
   const std::vector<ProjectedRange>& ranges() const { return ranges_; }
+  const DeviceExtent* devices(const ProjectedRange& r) const { return device_pool_.data() + r.first_device; }
 
  private:
   std::vector<ProjectedRange> ranges_;
+  std::vector<DeviceExtent> device_pool_;
+};
+
+// Reads NVTX range names back by rowid (text, or the registered string of textId).
+class NvtxRangeNames {
+ public:
+  NvtxRangeNames(sqlite3* db, const ProfileCatalog& catalog);
+  std::string_view name(int64_t nvtx_rowid);  // valid until the next call
+
+ private:
+  const ProfileCatalog& catalog_;
+  Statement stmt_;
+  std::string scratch_;
 };
 
 }  // namespace nsystrace

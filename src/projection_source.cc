@@ -13,11 +13,11 @@ class ProjectionSource final : public EventSource {
  public:
   ProjectionSource(sqlite3* db, const ProfileCatalog& catalog, std::shared_ptr<const NvtxProjection> projection,
                    const ScanFilter& filter)
-      : EventSource(db, catalog), projection_(std::move(projection)) {
+      : EventSource(db, catalog), projection_(std::move(projection)), names_(db, catalog) {
     const auto& ranges = projection_->ranges();
     for (size_t r = 0; r < ranges.size(); ++r) {
-      for (size_t d = 0; d < ranges[r].devices.size(); ++d) {
-        const DeviceExtent& dev = ranges[r].devices[d];
+      for (size_t d = 0; d < ranges[r].device_count; ++d) {
+        const DeviceExtent& dev = projection_->devices(ranges[r])[d];
         if (filter.ts_min && dev.gpu_start < *filter.ts_min) continue;
         if (filter.ts_max && dev.gpu_start > *filter.ts_max) continue;
         if (filter.pid && *filter.pid != kGpuPidBase + (dev.device & 0xFFFFFF)) continue;
@@ -26,8 +26,8 @@ class ProjectionSource final : public EventSource {
     }
     // Time order, longest first at equal start, as the track layout needs.
     std::sort(rows_.begin(), rows_.end(), [&](const Row& a, const Row& b) {
-      const DeviceExtent& x = ranges[a.range].devices[a.device];
-      const DeviceExtent& y = ranges[b.range].devices[b.device];
+      const DeviceExtent& x = projection_->devices(ranges[a.range])[a.device];
+      const DeviceExtent& y = projection_->devices(ranges[b.range])[b.device];
       if (x.gpu_start != y.gpu_start) return x.gpu_start < y.gpu_start;
       if (x.gpu_end != y.gpu_end) return x.gpu_end > y.gpu_end;
       return a.range < b.range;
@@ -41,8 +41,8 @@ class ProjectionSource final : public EventSource {
     if (next_ >= rows_.size()) return false;
     current_ = rows_[next_++];
     const ProjectedRange& r = projection_->ranges()[current_.range];
-    const DeviceExtent& d = r.devices[current_.device];
-    event_.name = r.name;
+    const DeviceExtent& d = projection_->devices(r)[current_.device];
+    event_.name = names_.name(r.nvtx_rowid);
     event_.ts = d.gpu_start;
     event_.dur = d.gpu_end - d.gpu_start;
     event_.global_id = r.global_tid;
@@ -54,7 +54,7 @@ class ProjectionSource final : public EventSource {
   bool read_row() override { return false; }
   void write_args(std::string& out) const override {
     const ProjectedRange& r = projection_->ranges()[current_.range];
-    const DeviceExtent& d = r.devices[current_.device];
+    const DeviceExtent& d = projection_->devices(r)[current_.device];
     JsonObject o(out);
     if (r.domain_id != 0) {
       if (const std::string* name = catalog_.nvtx_domain(r.domain_id)) o.string("domain", *name);
@@ -65,7 +65,7 @@ class ProjectionSource final : public EventSource {
     if (r.memcpys) o.integer("memcpys", r.memcpys);
     if (r.memsets) o.integer("memsets", r.memsets);
     o.integer("depth", r.depth).integer("nvtx_rowid", r.nvtx_rowid);
-    if (r.devices.size() > 1) o.integer("gpu_start_all_devices", r.gpu_start).integer("gpu_end_all_devices", r.gpu_end);
+    if (r.device_count > 1) o.integer("gpu_start_all_devices", r.gpu_start).integer("gpu_end_all_devices", r.gpu_end);
     if (r.unclosed) o.boolean("unclosed", true);
     o.close();
   }
@@ -75,6 +75,7 @@ class ProjectionSource final : public EventSource {
     size_t range, device;
   };
   std::shared_ptr<const NvtxProjection> projection_;
+  NvtxRangeNames names_;
   std::vector<Row> rows_;
   size_t next_ = 0;
   Row current_{0, 0};

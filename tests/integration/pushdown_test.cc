@@ -134,9 +134,13 @@ TEST_F(Pushdown, ConstraintsKeepTablesTheyCannotMatchClosed) {
             (Set{"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"}));
   EXPECT_EQ(read_by("kind = 'nope'"), Set{});
   // A GPU pid cannot match CPU events, an OS pid cannot match GPU work.
+  // (NVTX_EVENTS: the names of the NVTX ranges projected on the GPU, read back by rowid.)
   EXPECT_EQ(read_by("pid = 16777216"),
             (Set{"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-                 "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"}));
+                 "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS"}));
+  EXPECT_EQ(read_by("pid = 16777216 and kind != 'nvtx_kernel'"),
+            (Set{"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                 "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS"}));
   EXPECT_EQ(read_by("pid = 4101"), (Set{"CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"}));
   // Names that only one table can produce.
   EXPECT_EQ(read_by("name = 'Memcpy HtoD'"), (Set{"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_KERNEL",
