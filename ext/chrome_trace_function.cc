@@ -262,7 +262,7 @@ void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   }
 }
 
-std::string other_data(const Aggregate* agg, sqlite3* db) {
+std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) {
   std::string json;
   JsonObject o(json);
   o.string("generator", "nsystrace " NSYSTRACE_VERSION);
@@ -281,6 +281,22 @@ std::string other_data(const Aggregate* agg, sqlite3* db) {
     for (const auto& [id, name] : c.gpus()) g.string(std::to_string(id), name);
     g.close();
     o.raw("gpus", gpus);
+  }
+  if (agg != nullptr && agg->star) {  // rows the scan could not place, or placed with a repaired duration
+    auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+    TraceEventsCursor* c = state->find_cursor(agg->cursor_id);
+    if (c != nullptr && c->scan) {
+      std::string skipped, invalid;
+      JsonObject s(skipped), v(invalid);
+      for (int k = 0; k < kKindCount; ++k) {
+        if (uint64_t n = c->scan->skipped(static_cast<Kind>(k))) s.integer(kind_name(static_cast<Kind>(k)), static_cast<int64_t>(n));
+        if (uint64_t n = c->scan->invalid_ends(static_cast<Kind>(k))) v.integer(kind_name(static_cast<Kind>(k)), static_cast<int64_t>(n));
+      }
+      s.close();
+      v.close();
+      if (skipped != "{}") o.raw("skipped_rows_without_start", skipped);
+      if (invalid != "{}") o.raw("rows_with_invalid_end", invalid);
+    }
   }
   if (agg != nullptr) {
     std::string counts;
@@ -313,10 +329,10 @@ void x_final(sqlite3_context* ctx) {
     if (agg == nullptr) {  // no rows: an empty but valid trace
       empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx));
       agg = empty.get();
-      agg->writer->finish(other_data(nullptr, sqlite3_context_db_handle(ctx)));
+      agg->writer->finish(other_data(ctx, nullptr, sqlite3_context_db_handle(ctx)));
     } else {
       check_scan_completed(ctx, *agg);
-      agg->writer->finish(other_data(agg, sqlite3_context_db_handle(ctx)));
+      agg->writer->finish(other_data(ctx, agg, sqlite3_context_db_handle(ctx)));
     }
     // Hand the text over NUL-terminated with length -1: SQLite then marks it terminated and never copies it (it
     // copies a text given with an explicit length the first time anyone asks for it as a C string).
@@ -339,7 +355,7 @@ void x_final_file(sqlite3_context* ctx) {
       throw Error("nsystrace: chrome_trace_file(): the query selected no rows, so no file was written");
     check_scan_completed(ctx, *agg);
     if (!agg->star) throw Error("nsystrace: chrome_trace_file(): no trace_events row was aggregated; no file was written");
-    agg->writer->finish(other_data(agg, sqlite3_context_db_handle(ctx)));
+    agg->writer->finish(other_data(ctx, agg, sqlite3_context_db_handle(ctx)));
     agg->out.drain_now();
     agg->report_progress(true);
     sqlite3_result_int64(ctx, static_cast<sqlite3_int64>(agg->file->commit()));

@@ -2,7 +2,7 @@
 //
 // Pushdown (xBestIndex): constraints on kind (= and IN), ts (=, <, <=, >, >=), pid (=) and name (=, LIKE, GLOB)
 // restrict which event tables are read and what is read from them. idxStr lists the constraints handed to xFilter,
-// one token per argv entry, in argv order: "kind=", "kind_in", "ts=", "ts>", "ts>=", "ts<", "ts<=", "pid=",
+// one token per argv entry, in argv order: "kind=", "kind!=", "kind_in", "ts=", "ts>", "ts>=", "ts<", "ts<=", "pid=",
 // "name=", "name_like", "name_glob". It is what EXPLAIN QUERY PLAN shows. Only kind constraints are omitted (matched exactly here); SQLite re-checks the others, so a value we
 // cannot use (NULL, text for ts) only costs a wider scan, never a wrong row.
 #include <fmt/format.h>
@@ -49,7 +49,9 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     // Text equality is pushed down only under the default collation (BINARY), which is what the scan applies.
     bool binary = std::strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0;
     if ((c.iColumn == kColKind || c.iColumn == kColName) && c.op == SQLITE_INDEX_CONSTRAINT_EQ && !binary) continue;
-    if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
+    if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_NE && binary) {
+      token = "kind!=";
+    } else if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
       token = in_list ? "kind_in" : "kind=";
     } else if (c.iColumn == kColName) {
       if (c.op == SQLITE_INDEX_CONSTRAINT_EQ) token = in_list ? "name_in" : "name=";
@@ -161,6 +163,9 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
     sqlite3_value* v = argv[i];
     if (op == "kind=") {
       f.kinds &= kind_mask_of(v);
+    } else if (op == "kind!=") {
+      if (sqlite3_value_type(v) == SQLITE_NULL) f.impossible = true;  // x != NULL is never true
+      else f.kinds &= ~kind_mask_of(v);
     } else if (op == "kind_in") {
       uint32_t mask = 0;
       sqlite3_value* item = nullptr;
@@ -203,6 +208,13 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
   return f;
 }
 
+// "<message> [profile: /path/prof.sqlite]": which file a failure is about (the user may have several ATTACHed).
+std::string naming_the_profile(sqlite3* db, const std::string& message) {
+  const char* file = sqlite3_db_filename(db, "main");
+  if (file == nullptr || *file == '\0' || message.find(file) != std::string::npos) return message;
+  return message + " [profile: " + file + "]";
+}
+
 void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
   for (const char* t : kExportMarkers)
     if (catalog.schema().has(t)) return;
@@ -221,12 +233,16 @@ int x_filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqli
   ++cursor->generation;
   cursor->completed = false;
   return guarded(base->pVtab, [&] {
-    ScanFilter filter = build_filter(idx_str, argc, argv);
     ConnectionState* state = vtab->state;
-    auto catalog = state->catalog("main");
-    check_is_export(*catalog, state->db());
-    cursor->scan = std::make_unique<TimelineScan>(state->db(), std::move(catalog), filter,
-                                                  [state] { return state->projection("main"); });
+    try {
+      ScanFilter filter = build_filter(idx_str, argc, argv);
+      auto catalog = state->catalog("main");
+      check_is_export(*catalog, state->db());
+      cursor->scan = std::make_unique<TimelineScan>(state->db(), std::move(catalog), filter,
+                                                    [state] { return state->projection("main"); });
+    } catch (const Error& e) {
+      throw Error(naming_the_profile(state->db(), e.what()));
+    }
     cursor->completed = cursor->scan->eof();
     return SQLITE_OK;
   });
@@ -234,8 +250,13 @@ int x_filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqli
 
 int x_next(sqlite3_vtab_cursor* base) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
+  auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
   int rc = guarded(base->pVtab, [&] {
-    cursor->scan->next();
+    try {
+      cursor->scan->next();
+    } catch (const Error& e) {
+      throw Error(naming_the_profile(vtab->state->db(), e.what()));
+    }
     cursor->completed = cursor->scan->eof();
     return SQLITE_OK;
   });

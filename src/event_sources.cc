@@ -218,8 +218,10 @@ bool EventSource::read_interval(bool end_may_be_null) {
   event_.ts = stmt_.int64(0);
   event_.source_rowid = stmt_.int64(2);
   end_was_null_ = stmt_.is_null(1);
-  event_.dur = end_was_null_ ? 0 : checked_duration(event_.ts, stmt_.int64(1));
-  (void)end_may_be_null;
+  stored_end_ = end_was_null_ ? 0 : stmt_.int64(1);
+  end_invalid_ = (end_was_null_ && !end_may_be_null) || (!end_was_null_ && stored_end_ < event_.ts);
+  invalid_ends_ += end_invalid_;
+  event_.dur = end_was_null_ ? 0 : checked_duration(event_.ts, stored_end_);
   return true;
 }
 
@@ -635,7 +637,15 @@ void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const
               const ScanFilter& filter, Kind kind, const char* table, bool gpu) {
   if (!filter.wants(kind)) return;
   const TableInfo* t = catalog.schema().table(table);
-  if (t == nullptr || !t->has("start")) return;  // absent table = no events
+  if (t == nullptr) return;  // absent table = no events (nsys creates tables lazily)
+  for (const char* column : {"start", "end"}) {
+    if (t->has(column)) continue;
+    Statement any(db, "SELECT 1 FROM " + catalog.schema().qualified(table) + " LIMIT 1");
+    if (!any.step()) return;  // an empty table, whatever its columns
+    throw Error(fmt::format("nsystrace: table {} has no column '{}' (an export schema this version does not know?), "
+                            "so its rows cannot be placed on a timeline",
+                            table, column));
+  }
   if (filter.pid) {
     bool pid_is_gpu = *filter.pid >= kGpuPidBase;
     if (pid_is_gpu != gpu) return;  // a GPU pid cannot match CPU events and vice versa

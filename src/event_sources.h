@@ -41,6 +41,12 @@ class EventSource {
   // The args JSON object of the current event.
   virtual void write_args(std::string& out) const = 0;
   uint64_t skipped() const { return skipped_; }  // rows without a start time (cannot be placed)
+  // The current event's end was missing (where one is required) or before its start: it is drawn with dur 0 and
+  // its args carry "invalid_end" (the stored value, or null).
+  bool end_invalid() const { return end_invalid_; }
+  bool end_was_null() const { return end_was_null_; }
+  int64_t stored_end() const { return stored_end_; }
+  uint64_t invalid_ends() const { return invalid_ends_; }
 
  protected:
   using Binds = std::vector<std::variant<int64_t, std::string>>;
@@ -70,8 +76,9 @@ class EventSource {
   const ProfileCatalog& catalog_;
   Statement stmt_;
   SourceEvent event_;
-  uint64_t skipped_ = 0;
-  bool end_was_null_ = false;
+  uint64_t skipped_ = 0, invalid_ends_ = 0;
+  bool end_was_null_ = false, end_invalid_ = false;
+  int64_t stored_end_ = 0;
 };
 
 class NvtxProjection;

@@ -1,5 +1,7 @@
 #include "src/timeline_scan.h"
 
+#include "src/json_writer.h"
+
 namespace nsystrace {
 
 TimelineScan::TimelineScan(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog, const ScanFilter& filter,
@@ -65,6 +67,13 @@ std::string_view TimelineScan::args() {
   if (current_ == nullptr) return {};
   if (!args_ready_) {
     current_->write_args(args_);
+    if (current_->end_invalid() && !args_.empty() && args_.back() == '}') {  // say what the profile held
+      args_.pop_back();
+      args_ += args_.size() > 1 ? ",\"invalid_end\":" : "\"invalid_end\":";
+      if (current_->end_was_null()) args_ += "null";
+      else append_int(args_, current_->stored_end());
+      args_.push_back('}');
+    }
     args_ready_ = true;
   }
   return args_;
@@ -74,6 +83,13 @@ uint64_t TimelineScan::skipped(Kind kind) const {
   uint64_t n = 0;
   for (const auto& s : sources_)
     if (s->kind() == kind) n += s->skipped();
+  return n;
+}
+
+uint64_t TimelineScan::invalid_ends(Kind kind) const {
+  uint64_t n = 0;
+  for (const auto& s : sources_)
+    if (s->kind() == kind) n += s->invalid_ends();
   return n;
 }
 

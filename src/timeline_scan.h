@@ -28,6 +28,8 @@ class TimelineScan {
   std::shared_ptr<const ProfileCatalog> shared_catalog() const { return catalog_; }
   // Rows of each kind that were read but could not be placed (no start time).
   uint64_t skipped(Kind kind) const;
+  // Rows of each kind drawn with dur 0 because their end was missing or before their start.
+  uint64_t invalid_ends(Kind kind) const;
 
  private:
   void advance_source(size_t i);

@@ -57,6 +57,7 @@ TEST_F(Pushdown, PushedAndUnpushedConstraintsGiveTheSameRows) {
   std::string lo_s = std::to_string(lo), hi_s = std::to_string(hi);
   expect_same_rows("kind = 'kernel'", "+kind = 'kernel'");
   expect_same_rows("kind in ('nvtx', 'memcpy')", "+kind in ('nvtx', 'memcpy')");
+  expect_same_rows("kind != 'nvtx' and kind != 'cuda_api'", "+kind != 'nvtx' and +kind != 'cuda_api'");
   expect_same_rows("ts >= " + lo_s + " and ts < " + hi_s, "+ts >= " + lo_s + " and +ts < " + hi_s);
   expect_same_rows("ts > " + lo_s + ".5 and ts <= " + hi_s, "+ts > " + lo_s + ".5 and +ts <= " + hi_s);
   expect_same_rows("ts = " + lo_s + " or ts > " + hi_s, "+ts = " + lo_s + " or +ts > " + hi_s);
@@ -140,7 +141,7 @@ TEST_F(Pushdown, ConstraintsKeepTablesTheyCannotMatchClosed) {
                  "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS"}));
   EXPECT_EQ(read_by("pid = 16777216 and kind != 'nvtx_kernel'"),
             (Set{"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-                 "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS"}));
+                 "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"}));
   EXPECT_EQ(read_by("pid = 4101"), (Set{"CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"}));
   // Names that only one table can produce.
   EXPECT_EQ(read_by("name = 'Memcpy HtoD'"), (Set{"CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_KERNEL",
@@ -149,6 +150,9 @@ TEST_F(Pushdown, ConstraintsKeepTablesTheyCannotMatchClosed) {
   EXPECT_EQ(read_by("name like 'Stream%' and kind in ('memset', 'memcpy', 'sync')"),
             (Set{"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"}));
   EXPECT_EQ(read_by("ts > 10 and ts < 5"), Set{});
+  EXPECT_EQ(read_by("kind != 'nvtx_kernel' and kind != 'nvtx' and kind != 'cuda_api'"),
+            (Set{"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                 "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"}));
 }
 
 TEST_F(Pushdown, NameConstraintsGiveTheSameRowsAsAFilter) {

@@ -35,7 +35,7 @@ Db::Db() {
 
 Db::Db(const std::string& path, bool load_shared_object, bool writable) {
   if (!load_shared_object) register_static_once();
-  if (sqlite3_open_v2(path.c_str(), &db_, writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
+  if (sqlite3_open_v2(path.c_str(), &db_, writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
     throw std::runtime_error("cannot open " + path + ": " + sqlite3_errmsg(db_));
   if (load_shared_object) {
     sqlite3_enable_load_extension(db_, 1);
