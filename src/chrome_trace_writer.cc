@@ -150,9 +150,10 @@ void ChromeTraceWriter::finish(std::string_view other_data) {
     out_.append("}}");
   };
   int64_t rank = 0;
-  for (const auto& [pid, name] : processes_) {  // std::map: pid order, GPUs (pid >= 2^24) after CPU processes
-    if (!name.empty()) metadata("process_name", pid, nullptr, "name", [&] { append_json_string(out_, name); });
-    metadata("process_sort_index", pid, nullptr, "sort_index", [&] { append_int(out_, rank); });
+  for (const auto& process : processes_) {  // std::map: pid order, GPUs (pid >= 2^24) after CPU processes
+    const std::string& name = process.second;
+    if (!name.empty()) metadata("process_name", process.first, nullptr, "name", [&] { append_json_string(out_, name); });
+    metadata("process_sort_index", process.first, nullptr, "sort_index", [&] { append_int(out_, rank); });
     ++rank;
   }
   std::vector<std::pair<std::pair<int64_t, int64_t>, const std::string*>> threads;
@@ -163,7 +164,9 @@ void ChromeTraceWriter::finish(std::string_view other_data) {
     return thread_order(a.first.second) < thread_order(b.first.second);
   });
   int64_t index = 0, last_pid = INT64_MIN;
-  for (const auto& [key, name] : threads) {
+  for (const auto& thread : threads) {
+    const auto& key = thread.first;
+    const std::string* name = thread.second;
     if (key.first != last_pid) index = 0, last_pid = key.first;
     if (!name->empty())
       metadata("thread_name", key.first, &key.second, "name", [&] { append_json_string(out_, *name); });

@@ -175,8 +175,8 @@ int64_t us_text_to_ns(const std::string& us) {
   }
   if (i != us.size()) throw std::runtime_error("not a plain decimal: " + us);
   for (int p = places; p < 3; ++p) frac *= 10;
-  int64_t ns = whole * 1000 + frac;
-  return neg ? -ns : ns;
+  // Built on the side of its sign, so that INT64_MIN (-9223372036854775.808 us) does not overflow.
+  return neg ? -(whole * 1000) - frac : whole * 1000 + frac;
 }
 
 }  // namespace testjson

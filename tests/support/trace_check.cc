@@ -1,6 +1,7 @@
 #include "tests/support/trace_check.h"
 
 #include <algorithm>
+#include <climits>
 #include <set>
 
 namespace testtrace {
@@ -74,7 +75,8 @@ TraceSummary check_trace(const std::string& json) {
     int reported = 0;
     for (const Slice* s : list) {
       while (!open.empty() && open.back() <= s->ts_ns) open.pop_back();
-      int64_t end = s->ts_ns + s->dur_ns;
+      int64_t end;
+      if (__builtin_add_overflow(s->ts_ns, s->dur_ns, &end)) end = INT64_MAX;
       if (!open.empty() && end > open.back() && reported++ < 3)
         t.problems.push_back("partial overlap on track " + std::to_string(track.first) + "/" +
                              std::to_string(track.second) + " at " + s->name);

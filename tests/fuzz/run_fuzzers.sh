@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs each libFuzzer target for a bounded time: tests/fuzz/run_fuzzers.sh BUILD_DIR SECONDS
+# Seeds: our fixtures built into databases, and the real exports of ../shared when present.
+set -euo pipefail
+build=$1 seconds=$2
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/json" "$work/export"
+for f in "$src"/tests/fixtures/*.sql; do
+  head -c 4000 "$f" > "$work/json/$(basename "$f").txt"
+  sqlite3 "$work/export/$(basename "$f" .sql).sqlite" < "$f"
+done
+sqlite3 "$work/export/example.sqlite" < "$src/examples/example_profile.sql"
+if [ -d "$src/../shared/fixtures/real" ]; then
+  for f in nsysai_mock_rtx3080_tiny rtx3080_kmeans_legacy_nometa; do
+    cp "$src/../shared/fixtures/real/$f.sqlite" "$work/export/" 2>/dev/null || true
+  done
+else
+  echo "fuzz: ../shared absent: export fuzzing seeded with our own fixtures only"
+fi
+passed=0 failed=0
+for target in json_writer:json export_reader:export; do
+  name=${target%%:*} corpus=$work/${target##*:}
+  if "$build/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=1048576 -rss_limit_mb=4096 \
+       -print_final_stats=1 "$corpus" > "$work/$name.log" 2>&1; then
+    echo "fuzz_$name: ok ($(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "$work/$name.log" || echo 'runs unknown'))"
+    passed=$((passed + 1))
+  else
+    echo "fuzz_$name: FAILED"; tail -40 "$work/$name.log"; failed=$((failed + 1))
+  fi
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

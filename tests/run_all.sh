@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it:
+#   1. Release build: unit, integration, SQL-level, conformance tests (ctest);
+#   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (tests that drive the stock sqlite3
+#      shell are left out there: the shell is not instrumented);
+#   3. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 60).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+echo "== 1/3 Release build and tests"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+echo "== 2/3 AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNSYSTRACE_SANITIZE=ON > /dev/null
+cmake --build build-asan -j"$jobs"
+ctest --test-dir build-asan --output-on-failure -j"$jobs" -E '^(sql\.|shared_object)'
+echo "== 3/3 fuzzing"
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_FUZZ=ON > /dev/null
+cmake --build build-fuzz -j"$jobs"
+tests/fuzz/run_fuzzers.sh build-fuzz "${NSYSTRACE_FUZZ_SECONDS:-60}"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every recipe in sql/ with .read, as users do, on the bundled example and on every real export of
+# ../shared/fixtures/real (when present): each must run without error. On the example, a few results are checked
+# against values worked out from examples/example_profile.sql (its header lists the rows it generates).
+#   check_recipes.sh SQLITE3 EXTENSION.so SOURCE_DIR
+set -euo pipefail
+sqlite3_bin=$1 so=${2%.so} src=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$sqlite3_bin" "$tmp/example.sqlite" < "$src/examples/example_profile.sql"
+profiles=("$tmp/example.sqlite")
+[ -d "$src/../shared/fixtures/real" ] && profiles+=("$src"/../shared/fixtures/real/*.sqlite) ||
+  echo "check_recipes: ../shared absent: recipes run on the bundled example only"
+passed=0 failed=0
+for p in "${profiles[@]}"; do
+  for r in "$src"/sql/*.sql; do
+    if out=$("$sqlite3_bin" -bail "file:$p?mode=ro" -cmd ".load $so" ".read $r" 2>&1) && ! grep -qi "error" <<<"$out"; then
+      passed=$((passed + 1))
+    else
+      echo "FAILED: $(basename "$r") on $(basename "$p"): $out" | head -5; failed=$((failed + 1))
+    fi
+  done
+done
+# Values on the example: 160 launches of ampere_sgemm_128x64_tn at 150 us = 24 ms, the top kernel; 40 HtoD copies
+# of 4 MiB = 160 MB; 40 'forward' ranges in the PyTorch domain.
+check() {  # check LABEL RECIPE AWK_CONDITION
+  local out
+  out=$("$sqlite3_bin" -csv "$tmp/example.sqlite" -cmd ".load $so" ".read $src/sql/$2")
+  if awk -F, "$3 { found = 1 } END { exit !found }" <<<"$out"; then passed=$((passed + 1)); else
+    echo "FAILED: $1: $out" | head -5; failed=$((failed + 1)); fi
+}
+check "top kernel" top_kernels.sql 'NR == 1 && $1 == "ampere_sgemm_128x64_tn" && $2 == 160 && $3 == 24.0'
+check "HtoD bandwidth" memcpy_bandwidth.sql '$1 == "Host-to-Device" && $3 == 40 && $4 == 160.0'
+check "NVTX GPU time" nvtx_gpu_time.sql '$1 == "PyTorch:forward" && $2 == 40'
+check "busy fraction in range" gpu_busy.sql '$4 >= 0 && $4 <= 100'
+check "launch latency positive" launch_latency.sql 'NR == 1 && $8 > 0'
+check "overlap per GPU" compute_comm_overlap.sql '$1 == 0 && $2 == 40'
+echo "check_recipes: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
