@@ -8,6 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 echo "== 1/3 Release build and tests"
+# The viewer check parses our traces with the Chrome DevTools trace engine (npm package pinned in package.json).
+if command -v npm > /dev/null; then
+  (cd tests/viewer && npm install --no-audit --no-fund --loglevel=error > /dev/null)
+fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
