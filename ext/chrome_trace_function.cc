@@ -157,6 +157,7 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
   ev.correlation_id = r.correlation_id;
   ev.has_global_tid = r.has_global_tid;
   ev.global_tid = r.global_tid;
+  ev.report = r.report;
   agg.writer->add(ev);
 }
 
@@ -276,6 +277,23 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
     m.close();
     o.raw("export", meta);
     if (c.session_start_utc_ns()) o.integer("session_start_utc_ns", *c.session_start_utc_ns());
+    auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+    TraceEventsCursor* cursor = state->find_cursor(agg->cursor_id);
+    if (cursor != nullptr && cursor->scan && cursor->scan->reports().size() > 1) {
+      std::string reports = "[";
+      for (const auto& r : cursor->scan->reports()) {
+        std::string one;
+        JsonObject ro(one);
+        ro.string("schema", r.context.schema);
+        const char* f = sqlite3_db_filename(db, r.context.schema.c_str());
+        if (f && *f) ro.string("source_file", f);
+        ro.integer("pid_offset", r.context.index * kReportPidStride).integer("clock_offset_ns", r.context.clock_offset);
+        if (!r.catalog->session_start_utc_ns()) ro.boolean("clock_not_aligned", true);
+        ro.close();
+        reports += (reports.size() > 1 ? "," : "") + one;
+      }
+      o.raw("reports", reports + "]");
+    }
     std::string gpus;
     JsonObject g(gpus);
     for (const auto& [id, name] : c.gpus()) g.string(std::to_string(id), name);

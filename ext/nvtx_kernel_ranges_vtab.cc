@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <vector>
+
+#include "src/statement.h"
 
 #include "ext/vtab_support.h"
 
@@ -12,30 +15,54 @@ namespace {
 
 enum Column {
   kName, kDomain, kStart, kEnd, kGpuStart, kGpuEnd, kGpuOps, kKernels, kMemcpys, kMemsets, kPid, kTid, kGlobalTid,
-  kDepth, kParent, kDevices, kRangeType, kUnclosed
+  kDepth, kParent, kDevices, kRangeType, kUnclosed, kSchemaColumn
 };
 
 constexpr const char* kSchema =
     "CREATE TABLE x(name TEXT, domain TEXT, start INTEGER, \"end\" INTEGER, gpu_start INTEGER, gpu_end INTEGER,"
     " gpu_ops INTEGER, kernels INTEGER, memcpys INTEGER, memsets INTEGER, pid INTEGER, tid INTEGER,"
-    " global_tid INTEGER, depth INTEGER, parent INTEGER, devices TEXT, range_type TEXT, unclosed INTEGER)";
+    " global_tid INTEGER, depth INTEGER, parent INTEGER, devices TEXT, range_type TEXT, unclosed INTEGER,"
+    " schema TEXT HIDDEN)";
 
-struct Cursor {
-  sqlite3_vtab_cursor base;  // must stay first
+// The projections of the reports (schemas) the query asks for, read one after the other.
+struct Report {
+  std::string schema;
   std::shared_ptr<const ProfileCatalog> catalog;
   std::shared_ptr<const NvtxProjection> projection;
   std::unique_ptr<NvtxRangeNames> names;
-  size_t index = 0;
+};
+
+struct Cursor {
+  sqlite3_vtab_cursor base;  // must stay first
+  std::vector<Report> reports;
+  size_t report = 0, index = 0;
   std::string scratch;
-  const ProjectedRange& row() const { return projection->ranges()[index]; }
+  const Report& current() const { return reports[report]; }
+  const ProjectedRange& row() const { return current().projection->ranges()[index]; }
+  void skip_empty() {
+    while (report < reports.size() && index >= reports[report].projection->ranges().size()) {
+      ++report;
+      index = 0;
+    }
+  }
 };
 
 int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
   return connect_vtab(db, aux, kSchema, out);
 }
 
+// The hidden column `schema` (= or IN) chooses the reports; without it, "main".
 int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
-  info->estimatedCost = 1e5;
+  int argc = 0;
+  for (int i = 0; i < info->nConstraint; ++i) {
+    const auto& c = info->aConstraint[i];
+    if (!c.usable || c.iColumn != kSchemaColumn || c.op != SQLITE_INDEX_CONSTRAINT_EQ || argc > 0) continue;
+    if (sqlite3_vtab_in(info, i, -1)) sqlite3_vtab_in(info, i, 1);
+    info->aConstraintUsage[i].argvIndex = ++argc;
+    info->aConstraintUsage[i].omit = 1;
+  }
+  info->idxNum = argc;
+  info->estimatedCost = argc ? 1e4 : 1e5;
   return SQLITE_OK;
 }
 
@@ -51,27 +78,54 @@ int x_close(sqlite3_vtab_cursor* base) {
   return SQLITE_OK;
 }
 
-int x_filter(sqlite3_vtab_cursor* base, int, const char*, int, sqlite3_value**) {
+int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite3_value** argv) {
   auto* c = reinterpret_cast<Cursor*>(base);
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
-  c->projection.reset();
-  c->index = 0;
+  c->reports.clear();
+  c->report = c->index = 0;
   return guarded(base->pVtab, [&] {
-    c->catalog = vtab->state->catalog("main");
-    c->projection = vtab->state->projection("main");
-    c->names = std::make_unique<NvtxRangeNames>(vtab->state->db(), *c->catalog);
+    std::vector<std::string> schemas;
+    if (idx_num == 0) {
+      schemas.push_back("main");
+    } else {
+      sqlite3_value* v = argv[0];
+      auto add = [&](sqlite3_value* x) {
+        if (sqlite3_value_type(x) == SQLITE_TEXT) schemas.emplace_back(reinterpret_cast<const char*>(sqlite3_value_text(x)));
+      };
+      sqlite3_value* item = nullptr;
+      if (sqlite3_vtab_in_first(v, &item) == SQLITE_OK) {
+        for (int rc = SQLITE_OK; rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item)) add(item);
+      } else {
+        add(v);
+      }
+    }
+    (void)argc;
+    for (const std::string& schema : schemas) {
+      Statement exists(vtab->state->db(), "SELECT 1 FROM pragma_database_list WHERE name = ?1");
+      exists.bind(1, schema);
+      if (!exists.step()) continue;  // no such database: no rows (trace_events explains; here the answer is empty)
+      Report r;
+      r.schema = schema;
+      r.catalog = vtab->state->catalog(schema);
+      r.projection = vtab->state->projection(schema);
+      r.names = std::make_unique<NvtxRangeNames>(vtab->state->db(), *r.catalog);
+      c->reports.push_back(std::move(r));
+    }
+    c->skip_empty();
     return SQLITE_OK;
   });
 }
 
 int x_next(sqlite3_vtab_cursor* base) {
-  ++reinterpret_cast<Cursor*>(base)->index;
+  auto* c = reinterpret_cast<Cursor*>(base);
+  ++c->index;
+  c->skip_empty();
   return SQLITE_OK;
 }
 
 int x_eof(sqlite3_vtab_cursor* base) {
   auto* c = reinterpret_cast<Cursor*>(base);
-  return !c->projection || c->index >= c->projection->ranges().size();
+  return c->report >= c->reports.size();
 }
 
 int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
@@ -79,10 +133,10 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
   return guarded(base->pVtab, [&] {
     const ProjectedRange& r = c->row();
     switch (column) {
-      case kName: result_text(ctx, c->names->name(r.nvtx_rowid)); break;
+      case kName: result_text(ctx, c->reports[c->report].names->name(r.nvtx_rowid)); break;
       case kDomain:
         if (r.domain_id != 0)
-          if (const std::string* d = c->catalog->nvtx_domain(r.domain_id)) result_text(ctx, *d);
+          if (const std::string* d = c->current().catalog->nvtx_domain(r.domain_id)) result_text(ctx, *d);
         break;
       case kStart: sqlite3_result_int64(ctx, r.start); break;
       case kEnd: sqlite3_result_int64(ctx, r.end); break;
@@ -100,20 +154,23 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kDevices: {
         c->scratch.clear();
         for (uint32_t i = 0; i < r.device_count; ++i)
-          c->scratch += (i ? "," : "") + std::to_string(c->projection->devices(r)[i].device);
+          c->scratch += (i ? "," : "") + std::to_string(c->current().projection->devices(r)[i].device);
         result_text(ctx, c->scratch);
         break;
       }
       case kRangeType: sqlite3_result_text(ctx, r.start_end ? "start/end" : "push/pop", -1, SQLITE_STATIC); break;
       case kUnclosed: sqlite3_result_int(ctx, r.unclosed ? 1 : 0); break;
+      case kSchemaColumn: result_text(ctx, c->current().schema); break;
       default: break;
     }
     return SQLITE_OK;
   });
 }
 
+// The range's rowid in NVTX_EVENTS (for report r > 0 of a multi-report query: + r << 56, as in trace_events).
 int x_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
-  *rowid = reinterpret_cast<Cursor*>(base)->row().nvtx_rowid;
+  auto* c = reinterpret_cast<Cursor*>(base);
+  *rowid = (static_cast<int64_t>(c->report) << 56) | c->row().nvtx_rowid;
   return SQLITE_OK;
 }
 

@@ -3,11 +3,16 @@
 // Pushdown (xBestIndex): constraints on kind (= and IN), ts (=, <, <=, >, >=), pid (=) and name (=, LIKE, GLOB)
 // restrict which event tables are read and what is read from them. idxStr lists the constraints handed to xFilter,
 // one token per argv entry, in argv order: "kind=", "kind!=", "kind_in", "ts=", "ts>", "ts>=", "ts<", "ts<=", "pid=",
-// "name=", "name_like", "name_glob". It is what EXPLAIN QUERY PLAN shows. Only kind constraints are omitted (matched exactly here); SQLite re-checks the others, so a value we
+// "name=", "name_like", "name_glob", "schema=", "schema_in". It is what EXPLAIN QUERY PLAN shows.
+//
+// The hidden column `schema` selects the reports (main and ATTACHed databases) the scan merges: without a
+// constraint on it, only "main" is read. Only kind constraints are omitted (matched exactly here); SQLite re-checks the others, so a value we
 // cannot use (NULL, text for ts) only costs a wider scan, never a wrong row.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <cstring>
 #include <sstream>
 
@@ -19,13 +24,13 @@ namespace {
 
 enum Column {
   kColKind, kColName, kColTs, kColDur, kColPid, kColTid, kColProcessName, kColThreadName, kColDeviceId,
-  kColStreamId, kColCorrelationId, kColGlobalTid, kColArgs
+  kColStreamId, kColCorrelationId, kColGlobalTid, kColArgs, kColSchema
 };
 
 constexpr const char* kSchema =
     "CREATE TABLE x(kind TEXT, name TEXT, ts INTEGER, dur INTEGER, pid INTEGER, tid INTEGER, process_name TEXT,"
     " thread_name TEXT, device_id INTEGER, stream_id INTEGER, correlation_id INTEGER, global_tid INTEGER,"
-    " args TEXT)";
+    " args TEXT, schema TEXT HIDDEN)";
 
 // Tables whose presence marks a database as an Nsight Systems export.
 constexpr const char* kExportMarkers[] = {
@@ -49,7 +54,9 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     // Text equality is pushed down only under the default collation (BINARY), which is what the scan applies.
     bool binary = std::strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0;
     if ((c.iColumn == kColKind || c.iColumn == kColName) && c.op == SQLITE_INDEX_CONSTRAINT_EQ && !binary) continue;
-    if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_NE && binary) {
+    if (c.iColumn == kColSchema && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
+      token = in_list ? "schema_in" : "schema=";
+    } else if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_NE && binary) {
       token = "kind!=";
     } else if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
       token = in_list ? "kind_in" : "kind=";
@@ -76,7 +83,7 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     info->aConstraintUsage[i].argvIndex = ++argc;
     // kind is matched exactly by the scan (a text compared to our fixed names), so SQLite need not re-check it;
     // every other constraint it re-checks.
-    info->aConstraintUsage[i].omit = c.iColumn == kColKind;
+    info->aConstraintUsage[i].omit = c.iColumn == kColKind || c.iColumn == kColSchema;
     if (!idx.empty()) idx += ' ';
     idx += token;
   }
@@ -161,7 +168,28 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
   std::string op;
   for (int i = 0; i < argc && (tokens >> op); ++i) {
     sqlite3_value* v = argv[i];
-    if (op == "kind=") {
+    if (op == "schema=" || op == "schema_in") {
+      std::vector<std::string> wanted;
+      auto add = [&](sqlite3_value* x) {
+        if (sqlite3_value_type(x) == SQLITE_TEXT) wanted.emplace_back(reinterpret_cast<const char*>(sqlite3_value_text(x)));
+      };
+      if (op == "schema=") {
+        add(v);
+      } else {
+        sqlite3_value* item = nullptr;
+        for (int rc = sqlite3_vtab_in_first(v, &item); rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item)) add(item);
+      }
+      std::sort(wanted.begin(), wanted.end());
+      wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+      if (f.schemas.empty()) {
+        f.schemas = wanted;
+      } else {  // schema = a AND schema IN (...): both hold
+        std::vector<std::string> both;
+        std::set_intersection(f.schemas.begin(), f.schemas.end(), wanted.begin(), wanted.end(), std::back_inserter(both));
+        f.schemas = both;
+      }
+      if (f.schemas.empty()) f.impossible = true;
+    } else if (op == "kind=") {
       f.kinds &= kind_mask_of(v);
     } else if (op == "kind!=") {
       if (sqlite3_value_type(v) == SQLITE_NULL) f.impossible = true;  // x != NULL is never true
@@ -215,6 +243,25 @@ std::string naming_the_profile(sqlite3* db, const std::string& message) {
   return message + " [profile: " + file + "]";
 }
 
+// main's session start, when main is an export that has one: the clock every report is shown on.
+std::optional<int64_t> main_session_start(ConnectionState* state) {
+  try {
+    return state->catalog("main")->session_start_utc_ns();
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void check_schema_exists(sqlite3* db, const std::string& schema) {
+  Statement s(db, "SELECT 1 FROM pragma_database_list WHERE name = ?1");
+  s.bind(1, schema);
+  if (!s.step())
+    throw Error(fmt::format("nsystrace: there is no database named '{}': ATTACH each report first, e.g. "
+                            "ATTACH 'rank1.sqlite' AS rank1, then select ... from trace_events where schema in "
+                            "('main', 'rank1')",
+                            schema));
+}
+
 void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
   for (const char* t : kExportMarkers)
     if (catalog.schema().has(t)) return;
@@ -236,10 +283,16 @@ int x_filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqli
     ConnectionState* state = vtab->state;
     try {
       ScanFilter filter = build_filter(idx_str, argc, argv);
-      auto catalog = state->catalog("main");
-      check_is_export(*catalog, state->db());
-      cursor->scan = std::make_unique<TimelineScan>(state->db(), std::move(catalog), filter,
-                                                    [state] { return state->projection("main"); });
+      std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas;
+      for (const std::string& name : filter.schemas.empty() ? std::vector<std::string>{"main"} : filter.schemas) {
+        check_schema_exists(state->db(), name);
+        auto catalog = state->catalog(name);
+        check_is_export(*catalog, state->db());
+        schemas.emplace_back(name, std::move(catalog));
+      }
+      cursor->scan = std::make_unique<TimelineScan>(
+          state->db(), TimelineScan::align_reports(std::move(schemas), main_session_start(state)), filter,
+          [state](const std::string& schema) { return state->projection(schema); });
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));
     }
@@ -287,6 +340,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kColCorrelationId: if (r.has_correlation) sqlite3_result_int64(ctx, r.correlation_id); break;
       case kColGlobalTid: if (r.has_global_tid) sqlite3_result_int64(ctx, r.global_tid); break;
       case kColArgs: result_text(ctx, cursor->scan->args()); break;
+      case kColSchema: if (r.schema) result_text(ctx, *r.schema); break;
       default: break;
     }
     return SQLITE_OK;

@@ -53,7 +53,8 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   note_track(ev);
 
   if (!ev.has_correlation || !ev.has_global_tid) return;
-  int64_t process = ev.global_tid >> 24;  // (vm, pid) scopes correlation ids
+  // (report, vm, pid) scopes correlation ids: the process part of a global id has at most 40 bits.
+  int64_t process = (static_cast<int64_t>(ev.report) << 42) | (ev.global_tid >> 24);
   if (ev.kind == "cuda_api") {
     if (process >= 0)
       api_calls_.insert(process, ev.correlation_id,

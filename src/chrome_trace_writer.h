@@ -31,6 +31,7 @@ struct ChromeEvent {
   int64_t correlation_id = 0;
   bool has_global_tid = false;
   int64_t global_tid = 0;  // globalTid (CPU) / globalPid (GPU): gives the process of a correlation id
+  int report = 0;          // several reports: correlation ids of different reports never match
 };
 
 class ChromeTraceWriter {

@@ -24,8 +24,20 @@ enum class Placement : uint8_t {
   gpu_nvtx,    // NVTX ranges projected on the GPU: one track per GPU and CPU thread
 };
 
-// Chrome pids: OS pids are below 2^24 (nsys keeps 24 bits), so GPU d gets pid kGpuPidBase + d.
+// Chrome pids: OS pids are below 2^24 (nsys keeps 24 bits), so GPU d gets pid kGpuPidBase + d. When several
+// reports are converted together, report r (its position in the scan's schema list) adds r * kReportPidStride, so
+// ranks keep their processes apart (up to 64 reports).
 constexpr int64_t kGpuPidBase = int64_t{1} << 24;
+constexpr int64_t kReportPidStride = int64_t{1} << 25;
+constexpr int kMaxReports = 64;
+
+// One report (database schema: "main" or an ATTACHed one) of a scan.
+struct ReportContext {
+  int index = 0;             // position in the scan's schema list
+  std::string schema;        // "main", "rank1", ...
+  int64_t clock_offset = 0;  // added to every timestamp: aligns this report's clock on the first report's
+  bool labelled = false;     // several reports: process names say which report they come from
+};
 
 // One event as read from its table, before it is placed on a track.
 struct SourceEvent {
@@ -41,6 +53,7 @@ struct SourceEvent {
   bool has_correlation = false;
   int64_t correlation_id = 0;
   int64_t source_rowid = 0;  // rowid in its table
+  int report = 0;            // ReportContext::index
 };
 
 // One row of trace_events.
@@ -62,6 +75,8 @@ struct TraceRow {
   int64_t correlation_id = 0;
   bool has_global_tid = false;
   int64_t global_tid = 0;
+  int report = 0;                      // which report of the scan (0 for a single one)
+  const std::string* schema = nullptr;  // its schema name
 };
 
 }  // namespace nsystrace

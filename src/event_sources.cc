@@ -82,6 +82,11 @@ std::string ScanFilter::describe() const {
   if (ts_min) s += fmt::format("ts>={} ", *ts_min);
   if (ts_max) s += fmt::format("ts<={} ", *ts_max);
   if (pid) s += fmt::format("pid={} ", *pid);
+  if (!schemas.empty()) {
+    s += "schema IN (";
+    for (size_t i = 0; i < schemas.size(); ++i) s += (i ? "," : "") + schemas[i];
+    s += ") ";
+  }
   for (const auto& alternatives : names)
     for (const auto& n : alternatives) s += fmt::format("name {} '{}' ", n.sql_operator(), n.pattern);
   if (s.empty()) return "full scan";
@@ -115,21 +120,23 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
     if (any.empty()) return;  // no row of this table can have that name: do not even open it
     where += " AND (" + any + ")";
   }
+  // ts bounds are on the (aligned) timeline; the table holds this report's own clock.
   if (filter.ts_min) {
     where += " AND start >= ?";
-    binds.push_back(*filter.ts_min);
+    binds.push_back(saturating_add(*filter.ts_min, -report_.clock_offset));
   }
   if (filter.ts_max) {
     where += " AND start <= ?";
-    binds.push_back(*filter.ts_max);
+    binds.push_back(saturating_add(*filter.ts_max, -report_.clock_offset));
   }
   if (filter.pid) {
+    int64_t pid = pid_in_report(*filter.pid, report_.index).value_or(-1);
     if (gpu) {
       where += " AND deviceId = ?";
-      binds.push_back(*filter.pid - kGpuPidBase);
+      binds.push_back(pid - kGpuPidBase);
     } else {
       where += " AND ((globalTid >> 24) & 16777215) = ?";
-      binds.push_back(*filter.pid);
+      binds.push_back(pid);
     }
   }
   std::string from = " FROM " + catalog_.schema().qualified(table.name) + " WHERE " + where;
@@ -215,13 +222,15 @@ bool EventSource::stored_in_scan_order(Statement& check) {
 }
 
 bool EventSource::read_interval(bool end_may_be_null) {
-  event_.ts = stmt_.int64(0);
+  int64_t start = stmt_.int64(0);
   event_.source_rowid = stmt_.int64(2);
+  event_.report = report_.index;
   end_was_null_ = stmt_.is_null(1);
   stored_end_ = end_was_null_ ? 0 : stmt_.int64(1);
-  end_invalid_ = (end_was_null_ && !end_may_be_null) || (!end_was_null_ && stored_end_ < event_.ts);
+  end_invalid_ = (end_was_null_ && !end_may_be_null) || (!end_was_null_ && stored_end_ < start);
   invalid_ends_ += end_invalid_;
-  event_.dur = end_was_null_ ? 0 : checked_duration(event_.ts, stored_end_);
+  event_.dur = end_was_null_ ? 0 : checked_duration(start, stored_end_);
+  event_.ts = report_.clock_offset == 0 ? start : saturating_add(start, report_.clock_offset);
   return true;
 }
 
@@ -279,8 +288,9 @@ class GpuSource : public EventSource {
 
 class KernelSource final : public GpuSource {
  public:
-  KernelSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
-      : GpuSource(db, catalog), b_(t), gpu_(interval_first(b_)) {
+  KernelSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(interval_first(b_)) {
     short_name_ = b_.column("shortName");
     demangled_ = b_.column("demangledName");
     for (int i = 0; i < 3; ++i) {
@@ -336,8 +346,9 @@ class KernelSource final : public GpuSource {
 
 class MemcpySource final : public GpuSource {
  public:
-  MemcpySource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
-      : GpuSource(db, catalog), b_(t), gpu_(interval_first(b_)) {
+  MemcpySource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(interval_first(b_)) {
     bytes_ = b_.column("bytes");
     copy_kind_ = b_.column("copyKind");
     src_kind_ = b_.column("srcKind");
@@ -393,8 +404,9 @@ class MemcpySource final : public GpuSource {
 
 class MemsetSource final : public GpuSource {
  public:
-  MemsetSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
-      : GpuSource(db, catalog), b_(t), gpu_(interval_first(b_)) {
+  MemsetSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(interval_first(b_)) {
     bytes_ = b_.column("bytes");
     value_ = b_.column("value");
     mem_kind_ = b_.column("memKind");
@@ -431,8 +443,9 @@ class MemsetSource final : public GpuSource {
 
 class SyncSource final : public GpuSource {
  public:
-  SyncSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
-      : GpuSource(db, catalog), b_(t), gpu_(interval_first(b_)) {
+  SyncSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(interval_first(b_)) {
     sync_type_ = b_.column("syncType");
     event_id_ = b_.column("eventId");
     event_.kind = Kind::sync;
@@ -482,8 +495,9 @@ class SyncSource final : public GpuSource {
 
 class CudaApiSource final : public EventSource {
  public:
-  CudaApiSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
-      : EventSource(db, catalog), b_(t) {
+  CudaApiSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t) {
     interval_first(b_);
     global_tid_ = b_.column("globalTid");
     correlation_ = b_.column("correlationId");
@@ -533,8 +547,9 @@ class CudaApiSource final : public EventSource {
 
 class NvtxSource final : public EventSource {
  public:
-  NvtxSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f)
-      : EventSource(db, catalog), b_(t) {
+  NvtxSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t) {
     interval_first(b_);
     type_ = b_.column("eventType");
     text_ = b_.column("text");
@@ -570,7 +585,7 @@ class NvtxSource final : public EventSource {
     event_.placement = type == 60 || type == 71 ? Placement::cpu_async : Placement::cpu_thread;
     if (!event_.instant && end_was_null_) {
       // A range never closed extends to the end of the profile.
-      event_.dur = checked_duration(event_.ts, catalog_.profile_end(db_));
+      event_.dur = checked_duration(stmt_.int64(0), catalog_.profile_end(db_));
     }
     if (event_.instant) event_.dur = 0;
     event_.has_global_id = !stmt_.is_null(global_tid_);
@@ -634,7 +649,7 @@ class NvtxSource final : public EventSource {
 
 template <class Source>
 void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const ProfileCatalog& catalog,
-              const ScanFilter& filter, Kind kind, const char* table, bool gpu) {
+              const ScanFilter& filter, const ReportContext& report, Kind kind, const char* table, bool gpu) {
   if (!filter.wants(kind)) return;
   const TableInfo* t = catalog.schema().table(table);
   if (t == nullptr) return;  // absent table = no events (nsys creates tables lazily)
@@ -647,24 +662,37 @@ void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const
                             table, column));
   }
   if (filter.pid) {
-    bool pid_is_gpu = *filter.pid >= kGpuPidBase;
+    std::optional<int64_t> pid = pid_in_report(*filter.pid, report.index);
+    if (!pid) return;  // another report's process
+    bool pid_is_gpu = *pid >= kGpuPidBase;
     if (pid_is_gpu != gpu) return;  // a GPU pid cannot match CPU events and vice versa
   }
-  out.push_back(std::make_unique<Source>(db, catalog, *t, filter));
+  out.push_back(std::make_unique<Source>(db, catalog, *t, filter, report));
 }
 
 }  // namespace
 
+std::optional<int64_t> pid_in_report(int64_t chrome_pid, int report) {
+  if (chrome_pid < 0 || chrome_pid / kReportPidStride != report) return std::nullopt;
+  return chrome_pid % kReportPidStride;
+}
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const ProfileCatalog& catalog,
-                                                       const ScanFilter& filter) {
+                                                       const ScanFilter& filter, const ReportContext& report) {
   std::vector<std::unique_ptr<EventSource>> out;
   if (filter.impossible) return out;
-  open_one<NvtxSource>(out, db, catalog, filter, Kind::nvtx, "NVTX_EVENTS", false);
-  open_one<CudaApiSource>(out, db, catalog, filter, Kind::cuda_api, "CUPTI_ACTIVITY_KIND_RUNTIME", false);
-  open_one<KernelSource>(out, db, catalog, filter, Kind::kernel, "CUPTI_ACTIVITY_KIND_KERNEL", true);
-  open_one<MemcpySource>(out, db, catalog, filter, Kind::memcpy, "CUPTI_ACTIVITY_KIND_MEMCPY", true);
-  open_one<MemsetSource>(out, db, catalog, filter, Kind::memset, "CUPTI_ACTIVITY_KIND_MEMSET", true);
-  open_one<SyncSource>(out, db, catalog, filter, Kind::sync, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", true);
+  open_one<NvtxSource>(out, db, catalog, filter, report, Kind::nvtx, "NVTX_EVENTS", false);
+  open_one<CudaApiSource>(out, db, catalog, filter, report, Kind::cuda_api, "CUPTI_ACTIVITY_KIND_RUNTIME", false);
+  open_one<KernelSource>(out, db, catalog, filter, report, Kind::kernel, "CUPTI_ACTIVITY_KIND_KERNEL", true);
+  open_one<MemcpySource>(out, db, catalog, filter, report, Kind::memcpy, "CUPTI_ACTIVITY_KIND_MEMCPY", true);
+  open_one<MemsetSource>(out, db, catalog, filter, report, Kind::memset, "CUPTI_ACTIVITY_KIND_MEMSET", true);
+  open_one<SyncSource>(out, db, catalog, filter, report, Kind::sync, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", true);
   return out;
 }
 

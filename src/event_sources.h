@@ -24,8 +24,9 @@ struct NameMatch {
 struct ScanFilter {
   uint32_t kinds = kAllKinds;
   std::optional<int64_t> ts_min, ts_max;
-  std::optional<int64_t> pid;  // Chrome pid: an OS pid, or kGpuPidBase + device
+  std::optional<int64_t> pid;  // Chrome pid: an OS pid, or kGpuPidBase + device (+ report * kReportPidStride)
   std::vector<std::vector<NameMatch>> names;  // all must hold; each is one match or an IN list (any holds)
+  std::vector<std::string> schemas;           // reports to merge ("main" when empty), in name order
   bool impossible = false;     // the constraints exclude every row
 
   bool wants(Kind k) const { return !impossible && (kinds & kind_bit(k)) != 0; }
@@ -50,7 +51,8 @@ class EventSource {
 
  protected:
   using Binds = std::vector<std::variant<int64_t, std::string>>;
-  EventSource(sqlite3* db, const ProfileCatalog& catalog) : db_(db), catalog_(catalog) {}
+  EventSource(sqlite3* db, const ProfileCatalog& catalog, const ReportContext& report = {})
+      : db_(db), catalog_(catalog), report_(report) {}
   // A condition over this table's columns that every row whose name satisfies `m` meets (a superset is fine:
   // SQLite re-checks the name). "1" when it cannot narrow, "0" when no row of this table can match.
   virtual std::string name_condition(const NameMatch& m, Binds& binds) const { return "1"; }
@@ -74,6 +76,7 @@ class EventSource {
 
   sqlite3* db_;
   const ProfileCatalog& catalog_;
+  ReportContext report_;
   Statement stmt_;
   SourceEvent event_;
   uint64_t skipped_ = 0, invalid_ends_ = 0;
@@ -85,10 +88,15 @@ class NvtxProjection;
 // A reader over the NVTX GPU projection: one 'nvtx_kernel' event per (range, device), in time order.
 std::unique_ptr<EventSource> make_projection_source(sqlite3* db, const ProfileCatalog& catalog,
                                                     std::shared_ptr<const NvtxProjection> projection,
-                                                    const ScanFilter& filter);
+                                                    const ScanFilter& filter, const ReportContext& report);
 
 // Opens a reader for every wanted kind whose table the export has.
 std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const ProfileCatalog& catalog,
-                                                       const ScanFilter& filter);
+                                                       const ScanFilter& filter, const ReportContext& report = {});
+
+// The OS-level pid a Chrome pid stands for in report `report`, or nullopt when it belongs to another report.
+std::optional<int64_t> pid_in_report(int64_t chrome_pid, int report);
+// The clock offset and shifted inclusive ts bounds for one report (saturating at the int64 limits).
+int64_t saturating_add(int64_t a, int64_t b);
 
 }  // namespace nsystrace

@@ -12,15 +12,18 @@ namespace {
 class ProjectionSource final : public EventSource {
  public:
   ProjectionSource(sqlite3* db, const ProfileCatalog& catalog, std::shared_ptr<const NvtxProjection> projection,
-                   const ScanFilter& filter)
-      : EventSource(db, catalog), projection_(std::move(projection)), names_(db, catalog) {
+                   const ScanFilter& filter, const ReportContext& report)
+      : EventSource(db, catalog, report), projection_(std::move(projection)), names_(db, catalog) {
+    std::optional<int64_t> pid = filter.pid ? pid_in_report(*filter.pid, report.index) : std::nullopt;
+    if (filter.pid && !pid) return;  // another report's process
     const auto& ranges = projection_->ranges();
     for (size_t r = 0; r < ranges.size(); ++r) {
       for (size_t d = 0; d < ranges[r].device_count; ++d) {
         const DeviceExtent& dev = projection_->devices(ranges[r])[d];
-        if (filter.ts_min && dev.gpu_start < *filter.ts_min) continue;
-        if (filter.ts_max && dev.gpu_start > *filter.ts_max) continue;
-        if (filter.pid && *filter.pid != kGpuPidBase + (dev.device & 0xFFFFFF)) continue;
+        int64_t ts = saturating_add(dev.gpu_start, report.clock_offset);
+        if (filter.ts_min && ts < *filter.ts_min) continue;
+        if (filter.ts_max && ts > *filter.ts_max) continue;
+        if (pid && *pid != kGpuPidBase + (dev.device & 0xFFFFFF)) continue;
         rows_.push_back({r, d});
       }
     }
@@ -43,7 +46,8 @@ class ProjectionSource final : public EventSource {
     const ProjectedRange& r = projection_->ranges()[current_.range];
     const DeviceExtent& d = projection_->devices(r)[current_.device];
     event_.name = names_.name(r.nvtx_rowid);
-    event_.ts = d.gpu_start;
+    event_.ts = saturating_add(d.gpu_start, report_.clock_offset);
+    event_.report = report_.index;
     event_.dur = d.gpu_end - d.gpu_start;
     event_.global_id = r.global_tid;
     event_.device_id = d.device;
@@ -85,8 +89,8 @@ class ProjectionSource final : public EventSource {
 
 std::unique_ptr<EventSource> make_projection_source(sqlite3* db, const ProfileCatalog& catalog,
                                                     std::shared_ptr<const NvtxProjection> projection,
-                                                    const ScanFilter& filter) {
-  return std::make_unique<ProjectionSource>(db, catalog, std::move(projection), filter);
+                                                    const ScanFilter& filter, const ReportContext& report) {
+  return std::make_unique<ProjectionSource>(db, catalog, std::move(projection), filter, report);
 }
 
 }  // namespace nsystrace

@@ -1,15 +1,51 @@
 #include "src/timeline_scan.h"
 
+#include <optional>
+
 #include "src/json_writer.h"
 
 namespace nsystrace {
 
-TimelineScan::TimelineScan(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog, const ScanFilter& filter,
+namespace {
+std::vector<const ProfileCatalog*> catalogs_of(const std::vector<TimelineScan::Report>& reports) {
+  std::vector<const ProfileCatalog*> out;
+  for (const auto& r : reports) out.push_back(r.catalog.get());
+  return out;
+}
+std::vector<ReportContext> contexts_of(const std::vector<TimelineScan::Report>& reports) {
+  std::vector<ReportContext> out;
+  for (const auto& r : reports) out.push_back(r.context);
+  return out;
+}
+}  // namespace
+
+std::vector<TimelineScan::Report> TimelineScan::align_reports(
+    std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas,
+    std::optional<int64_t> main_session_start) {
+  std::vector<Report> out;
+  std::optional<int64_t> reference = main_session_start;  // UTC ns of the clock everything is shown on
+  if (!reference && !schemas.empty()) reference = schemas[0].second->session_start_utc_ns();
+  for (size_t i = 0; i < schemas.size(); ++i) {
+    Report r{std::move(schemas[i].second), ReportContext{}};
+    r.context.index = static_cast<int>(i);
+    r.context.schema = schemas[i].first;
+    r.context.labelled = schemas.size() > 1;
+    // Event times count from each report's session start: shift by the difference of the starts.
+    std::optional<int64_t> start = r.catalog->session_start_utc_ns();
+    if (start && reference) r.context.clock_offset = *start - *reference;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
                            const ProjectionProvider& projection)
-    : db_(db), catalog_(std::move(catalog)), layout_(*catalog_) {
-  sources_ = open_sources(db_, *catalog_, filter);
-  if (filter.wants(Kind::nvtx_kernel) && projection)
-    sources_.push_back(make_projection_source(db_, *catalog_, projection(), filter));
+    : db_(db), reports_(std::move(reports)), layout_(catalogs_of(reports_), contexts_of(reports_)) {
+  for (const Report& r : reports_) {
+    for (auto& s : open_sources(db_, *r.catalog, filter, r.context)) sources_.push_back(std::move(s));
+    if (filter.wants(Kind::nvtx_kernel) && projection)
+      sources_.push_back(make_projection_source(db_, *r.catalog, projection(r.context.schema), filter, r.context));
+  }
   live_.assign(sources_.size(), false);
   for (size_t i = 0; i < sources_.size(); ++i) live_[i] = sources_[i]->next();
   pick();
@@ -43,7 +79,9 @@ void TimelineScan::pick() {
   ++row_number_;
   const SourceEvent& e = current_->event();
   TrackLayout::Placed where = layout_.place(e);
-  row_.rowid = (e.source_rowid << 3) | static_cast<int64_t>(e.kind);
+  row_.rowid = (static_cast<int64_t>(e.report) << 56) | (e.source_rowid << 3) | static_cast<int64_t>(e.kind);
+  row_.report = e.report;
+  row_.schema = &reports_[e.report].context.schema;
   row_.kind = e.kind;
   row_.name = e.name;
   row_.ts = e.ts;

@@ -2,6 +2,7 @@
 // time order, each event placed on its track as it passes. This is what a trace_events cursor walks.
 #pragma once
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,18 +15,30 @@ namespace nsystrace {
 
 class TimelineScan {
  public:
-  // projection: gives the NVTX GPU projection (computed on first use, cached by the caller) for 'nvtx_kernel' rows.
-  using ProjectionProvider = std::function<std::shared_ptr<const NvtxProjection>()>;
-  TimelineScan(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog, const ScanFilter& filter,
+  // One report (database schema) of the scan; several are merged on one timeline.
+  struct Report {
+    std::shared_ptr<const ProfileCatalog> catalog;
+    ReportContext context;
+  };
+  // projection: gives a schema's NVTX GPU projection (computed on first use, cached by the caller) for
+  // 'nvtx_kernel' rows.
+  using ProjectionProvider = std::function<std::shared_ptr<const NvtxProjection>(const std::string& schema)>;
+  TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
                const ProjectionProvider& projection = nullptr);
+  // The reports of several schemas, each clock shifted by (its session start - reference) from
+  // TARGET_INFO_SESSION_START_TIME: the reference is main's session start when main has one (so an event has the
+  // same ts whatever reports a query names), else the first report's.
+  static std::vector<Report> align_reports(std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas,
+                                           std::optional<int64_t> main_session_start);
 
   bool eof() const { return current_ == nullptr; }
   void next();
   const TraceRow& row() const { return row_; }
   std::string_view args();  // the current row's args JSON, built on first request
   int64_t row_number() const { return row_number_; }  // 1 for the first row
-  const ProfileCatalog& catalog() const { return *catalog_; }
-  std::shared_ptr<const ProfileCatalog> shared_catalog() const { return catalog_; }
+  const ProfileCatalog& catalog() const { return *reports_[0].catalog; }
+  std::shared_ptr<const ProfileCatalog> shared_catalog() const { return reports_[0].catalog; }
+  const std::vector<Report>& reports() const { return reports_; }
   // Rows of each kind that were read but could not be placed (no start time).
   uint64_t skipped(Kind kind) const;
   // Rows of each kind drawn with dur 0 because their end was missing or before their start.
@@ -36,7 +49,7 @@ class TimelineScan {
   void pick();
 
   sqlite3* db_;
-  std::shared_ptr<const ProfileCatalog> catalog_;
+  std::vector<Report> reports_;
   std::vector<std::unique_ptr<EventSource>> sources_;
   std::vector<bool> live_;
   TrackLayout layout_;

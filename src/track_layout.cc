@@ -24,34 +24,38 @@ TrackLayout::Process& TrackLayout::process(int32_t pid, const SourceEvent& ev) {
   if (it != processes_.end()) return it->second;
   Process p;
   if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async) {
-    const std::string* name = catalog_.process_name(process_key_of(ev.global_id));
-    p.name = name ? *name : fmt::format("Process {}", pid);
+    const std::string* name = catalog(ev).process_name(process_key_of(ev.global_id));
+    p.name = name ? *name : fmt::format("Process {}", os_pid_of(ev.global_id));
   } else {
-    const std::string* gpu = catalog_.gpu_name(ev.device_id);
+    const std::string* gpu = catalog(ev).gpu_name(ev.device_id);
     p.name = gpu ? fmt::format("GPU {} ({})", ev.device_id, *gpu) : fmt::format("GPU {}", ev.device_id);
   }
+  const ReportContext& report = reports_[ev.report];
+  if (report.labelled) p.name = fmt::format("[{}] {}", report.schema, p.name);  // ranks side by side
   return processes_.emplace(pid, std::move(p)).first->second;
 }
 
 TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
   Key key;
+  int space = static_cast<int>(ev.placement) * kMaxReports + ev.report;  // reports never share a track
   switch (ev.placement) {
-    case Placement::cpu_thread: key = Key{0, ev.global_id, 0, 0}; break;
-    case Placement::gpu_stream: key = Key{1, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
-    case Placement::gpu_sync: key = Key{2, ev.device_id, 0, 0}; break;
-    case Placement::cpu_async: key = Key{3, ev.global_id, 0, 0}; break;
-    case Placement::gpu_nvtx: key = Key{4, ev.device_id, ev.global_id, 0}; break;
+    case Placement::cpu_thread: key = Key{space, ev.global_id, 0, 0}; break;
+    case Placement::gpu_stream: key = Key{space, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
+    case Placement::gpu_sync: key = Key{space, ev.device_id, 0, 0}; break;
+    case Placement::cpu_async: key = Key{space, ev.global_id, 0, 0}; break;
+    case Placement::gpu_nvtx: key = Key{space, ev.device_id, ev.global_id, 0}; break;
   }
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
   auto it = tracks_.find(key);
   if (it == tracks_.end()) {
     Track t;
     std::string name;
+    int64_t report_base = ev.report * kReportPidStride;
     if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async) {
-      t.pid = os_pid_of(ev.global_id);
+      t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
       Process& proc = process(t.pid, ev);
       int32_t tid = os_tid_of(ev.global_id);
-      const std::string* tn = catalog_.thread_name(ev.global_id);
+      const std::string* tn = catalog(ev).thread_name(ev.global_id);
       name = tn ? *tn : fmt::format("Thread {}", tid);
       if (ev.placement == Placement::cpu_thread) {
         t.base_tid = tid;
@@ -60,14 +64,14 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
         name += " (NVTX start/end)";
       }
     } else {
-      t.pid = static_cast<int32_t>(kGpuPidBase + (ev.device_id & 0xFFFFFF));
+      t.pid = static_cast<int32_t>(report_base + kGpuPidBase + (ev.device_id & 0xFFFFFF));
       Process& proc = process(t.pid, ev);
       if (ev.placement == Placement::gpu_sync) {
         t.base_tid = proc.next_free_base--;
         name = "CUDA sync";
       } else if (ev.placement == Placement::gpu_nvtx) {
         t.base_tid = proc.next_free_base--;
-        const std::string* tn = catalog_.thread_name(ev.global_id);
+        const std::string* tn = catalog(ev).thread_name(ev.global_id);
         name = fmt::format("NVTX (GPU projection): {} (tid {})", tn ? *tn : "thread", os_tid_of(ev.global_id));
       } else {
         int64_t owner = process_key_of(ev.global_id);

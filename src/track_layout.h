@@ -22,7 +22,9 @@ namespace nsystrace {
 
 class TrackLayout {
  public:
-  explicit TrackLayout(const ProfileCatalog& catalog) : catalog_(catalog) {}
+  // One catalog per report of the scan (event.report indexes it).
+  explicit TrackLayout(std::vector<const ProfileCatalog*> catalogs, std::vector<ReportContext> reports)
+      : catalogs_(std::move(catalogs)), reports_(std::move(reports)) {}
 
   struct Placed {
     int32_t pid, tid;
@@ -58,7 +60,9 @@ class TrackLayout {
   Track& track_for(const SourceEvent& ev);
   int32_t lane_tid(Track& track, Process& proc, size_t lane);
 
-  const ProfileCatalog& catalog_;
+  const ProfileCatalog& catalog(const SourceEvent& ev) const { return *catalogs_[ev.report]; }
+  std::vector<const ProfileCatalog*> catalogs_;
+  std::vector<ReportContext> reports_;
   std::map<Key, Track> tracks_;
   std::unordered_map<int32_t, Process> processes_;
   std::map<std::pair<int32_t, int64_t>, int64_t> stream_owner_;  // (gpu pid, stream) -> process key

@@ -43,6 +43,21 @@ chmod +x "$tmp/bin/nsys"
 PATH="$tmp/bin:$PATH" "$src/examples/nsys_rep_to_trace.sh" "$tmp/run.nsys-rep" > "$tmp/rep.log" 2>&1 &&
   gunzip -c "$tmp/run.json.gz" > "$tmp/rep.json" && valid_json "$tmp/rep.json" && ok || fail "nsys_rep_to_trace.sh with nsys: $(cat "$tmp/rep.log")"
 
+# Multi-rank merge: two reports in one trace, ranks side by side.
+cp "$tmp/prof.sqlite" "$tmp/rank1.sqlite"
+/usr/bin/python3 "$src/examples/merge_reports.py" "$tmp/merged.json.gz" "$tmp/prof.sqlite" "$tmp/rank1.sqlite" \
+    --extension "$build/nsystrace" > "$tmp/merge.log" 2>&1 &&
+  gunzip -c "$tmp/merged.json.gz" > "$tmp/merged.json" && valid_json "$tmp/merged.json" &&
+  grep -q "^rank1: " "$tmp/merge.log" &&
+  [ "$("$sqlite3_bin" :memory: "select count(*) from json_each(readfile('$tmp/merged.json'), '$.traceEvents') where json_extract(value, '$.args.name') like '[rank1]%'")" -gt 0 ] &&
+  ok || fail "merge_reports.py: $(cat "$tmp/merge.log")"
+
+# Parameter sweep recipe over two ATTACHed reports.
+out=$("$sqlite3_bin" -csv "file:$tmp/prof.sqlite?mode=ro" -cmd ".load $build/nsystrace" \
+      "attach 'file:$tmp/rank1.sqlite?mode=ro' as bs16" ".read $src/sql/sweep.sql") &&
+  grep -q '^"kernels: GEMM (cuBLAS / CUTLASS)",bs16,' <<<"$out" && grep -q '^"kernels: GEMM (cuBLAS / CUTLASS)",main,' <<<"$out" &&
+  ok || fail "sweep.sql: $out"
+
 # Embedding (static library, sqlite3_auto_extension).
 out=$("$build/embed_example" "$tmp/prof.sqlite") && grep -q "^kernel $kernels$" <<<"$out" && grep -q "^trace bytes [1-9]" <<<"$out" &&
   ok || fail "embed_example: $out"

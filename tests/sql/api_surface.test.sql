@@ -12,3 +12,4 @@ select 'nvtx_kernel_ranges columns', (select group_concat(name, ' ') from pragma
   = 'name domain start end gpu_start gpu_end gpu_ops kernels memcpys memsets pid tid global_tid depth parent devices range_type unclosed';
 select 'writers are direct-only', (select count(*) from pragma_function_list where name in ('chrome_trace_file', 'nsystrace_create_indexes') and flags & 0x80000 = 0) = 0;
 select 'readers are innocuous', (select count(*) from pragma_function_list where name in ('chrome_trace', 'nsystrace_version') and flags & 0x200000 = 0) = 0;
+select 'hidden schema columns', (select count(*) from pragma_table_xinfo('trace_events') where name = 'schema' and hidden = 1) + (select count(*) from pragma_table_xinfo('nvtx_kernel_ranges') where name = 'schema' and hidden = 1) = 2;

@@ -1,0 +1,91 @@
+// Several reports on one timeline: ATTACHed exports scanned together through trace_events' hidden `schema`
+// column keep their processes and correlation ids apart, are aligned on the first report's session start and name
+// their processes by report.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "tests/support/test_db.h"
+#include "tests/support/trace_check.h"
+
+namespace {
+
+class MultiReport : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/nsystrace_multi_XXXXXX";
+    dir = mkdtemp(tmpl);
+    for (const char* name : {"rank0", "rank1"}) {
+      testdb::Db make(dir + "/" + name + ".sqlite", false, true);
+      make.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+    }
+    {  // rank1's session started 5 s after rank0's: the same events happened 5 s later.
+      testdb::Db edit(dir + "/rank1.sqlite", false, true);
+      edit.exec("update TARGET_INFO_SESSION_START_TIME set utcEpochNs = utcEpochNs + 5000000000");
+    }
+    db = std::make_unique<testdb::Db>(dir + "/rank0.sqlite");
+    db->exec("attach 'file:" + dir + "/rank1.sqlite?mode=ro' as rank1");
+  }
+  void TearDown() override {
+    db.reset();
+    std::system(("rm -rf " + dir).c_str());
+  }
+  std::string dir;
+  std::unique_ptr<testdb::Db> db;
+};
+
+TEST_F(MultiReport, WithoutASchemaConstraintOnlyMainIsRead) {
+  EXPECT_EQ(db->integer("select count(distinct schema) from trace_events"), 1);
+  EXPECT_EQ(db->text("select distinct schema from trace_events"), "main");
+}
+
+TEST_F(MultiReport, ReportsKeepTheirRowsProcessesAndClocksApart) {
+  int64_t single = db->integer("select count(*) from trace_events");
+  EXPECT_EQ(db->integer("select count(*) from trace_events where schema in ('main', 'rank1')"), 2 * single);
+  EXPECT_EQ(db->integer("select count(*) from trace_events where schema = 'rank1'"), single);
+  // Same events, rank1 on a clock 5 s later, pids shifted by 2^25, names say the report.
+  EXPECT_EQ(db->integer("select (select min(ts) from trace_events where schema = 'rank1') - "
+                        "(select min(ts) from trace_events where schema in ('main', 'rank1'))"),
+            5000000000);
+  // Shown on main's clock whatever reports the query names.
+  EXPECT_EQ(db->integer("select (select min(ts) from trace_events where schema = 'rank1') - "
+                        "(select min(ts) from trace_events)"),
+            5000000000);
+  EXPECT_EQ(db->rows("select distinct pid, process_name from trace_events where schema in ('main', 'rank1') "
+                     "and kind = 'cuda_api' order by pid"),
+            (std::vector<std::vector<std::string>>{{"4101", "[main] python3"},
+                                                   {"4102", "[main] python3"},
+                                                   {"33558533", "[rank1] python3"},
+                                                   {"33558534", "[rank1] python3"}}));
+  EXPECT_EQ(db->integer("select count(distinct rowid) from trace_events where schema in ('main', 'rank1')"), 2 * single);
+  EXPECT_NE(db->text("explain query plan select * from trace_events where schema in ('main', 'rank1')").size(), 0u);
+}
+
+TEST_F(MultiReport, OneTraceWithFlowsThatNeverCrossReports) {
+  auto one = testtrace::check_trace(db->text("select chrome_trace(*) from trace_events"));
+  auto both = testtrace::check_trace(db->text("select chrome_trace(*) from trace_events where schema in ('main', 'rank1')"));
+  for (const auto& p : both.problems) ADD_FAILURE() << p;
+  EXPECT_EQ(both.slices.size(), 2 * one.slices.size());
+  // Both reports use the same correlation ids in the same pids: matched across reports there would be more flows.
+  EXPECT_EQ(both.flow_starts, 2 * one.flow_starts);
+  const testjson::Value* reports = both.root.get("otherData")->get("reports");
+  ASSERT_NE(reports, nullptr);
+  ASSERT_EQ(reports->items.size(), 2u);
+  EXPECT_EQ(reports->items[1].str("clock_offset_ns"), "5000000000");
+  EXPECT_EQ(reports->items[1].str("pid_offset"), "33554432");
+}
+
+TEST_F(MultiReport, NvtxKernelRangesComparesReports) {
+  auto rows = db->rows("select schema, count(*), sum(gpu_ops) from nvtx_kernel_ranges "
+                       "where schema in ('main', 'rank1') group by schema order by schema");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][1], rows[1][1]);
+  EXPECT_EQ(rows[0][2], rows[1][2]);
+  EXPECT_EQ(db->integer("select count(*) from nvtx_kernel_ranges"), std::stoll(rows[0][1]));
+}
+
+TEST_F(MultiReport, AnUnknownSchemaIsAClearError) {
+  EXPECT_NE(db->error_of("select count(*) from trace_events where schema = 'rank7'").find("no database named 'rank7'"),
+            std::string::npos);
+}
+
+}  // namespace
