@@ -8,8 +8,10 @@
 namespace nsystrace {
 
 // Row kinds of trace_events, in the order their sources are merged at equal timestamps.
-enum class Kind : uint8_t { nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel };
-constexpr int kKindCount = 7;
+enum class Kind : uint8_t {
+  nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel, osrt, sched, cuda_event, diagnostic
+};
+constexpr int kKindCount = 11;
 constexpr uint32_t kAllKinds = (1u << kKindCount) - 1;
 inline uint32_t kind_bit(Kind k) { return 1u << static_cast<int>(k); }
 const char* kind_name(Kind kind);
@@ -22,6 +24,8 @@ enum class Placement : uint8_t {
   gpu_stream,  // its CUDA stream, under the GPU's process
   gpu_sync,    // the GPU's "CUDA sync" track
   gpu_nvtx,    // NVTX ranges projected on the GPU: one track per GPU and CPU thread
+  cpu_sched,   // when a thread ran on which CPU: a track of its own beside the thread
+  process,     // process-wide events (diagnostics): a "Diagnostics" track of the process
 };
 
 // Chrome pids: OS pids are below 2^24 (nsys keeps 24 bits), so GPU d gets pid kGpuPidBase + d. When several
@@ -58,7 +62,7 @@ struct SourceEvent {
 
 // One row of trace_events.
 struct TraceRow {
-  // (rowid in its source table << 3) | kind: unique and the same in every query, so SQLite can tell rows apart
+  // (rowid in its source table << 4) | kind: unique and the same in every query, so SQLite can tell rows apart
   // across scans (e.g. when it answers an OR with one scan per term).
   int64_t rowid = 0;
   Kind kind = Kind::nvtx;

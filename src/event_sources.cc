@@ -13,7 +13,8 @@ namespace nsystrace {
 
 namespace {
 
-const char* const kKindNames[kKindCount] = {"nvtx", "cuda_api", "kernel", "memcpy", "memset", "sync", "nvtx_kernel"};
+const char* const kKindNames[kKindCount] = {"nvtx",        "cuda_api", "kernel", "memcpy",     "memset",    "sync",
+                                            "nvtx_kernel", "osrt",     "sched",  "cuda_event", "diagnostic"};
 
 // Labels used when an export has no ENUM_* tables (before 2022.4); same text as the tables.
 const char* builtin_memcpy_kind(int64_t id) {
@@ -107,8 +108,9 @@ bool EventSource::next() {
 }
 
 void EventSource::prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter,
-                          bool gpu, const std::string& extra_where) {
-  std::string where = extra_where.empty() ? "1" : extra_where;
+                          const Shape& shape) {
+  std::string where = shape.extra_where.empty() ? "1" : shape.extra_where;
+  const std::string time = quote_identifier(shape.time);
   // Values are bound, never pasted into the SQL.
   Binds binds;
   for (const auto& alternatives : filter.names) {
@@ -122,34 +124,36 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   }
   // ts bounds are on the (aligned) timeline; the table holds this report's own clock.
   if (filter.ts_min) {
-    where += " AND start >= ?";
+    where += " AND " + time + " >= ?";
     binds.push_back(saturating_add(*filter.ts_min, -report_.clock_offset));
   }
   if (filter.ts_max) {
-    where += " AND start <= ?";
+    where += " AND " + time + " <= ?";
     binds.push_back(saturating_add(*filter.ts_max, -report_.clock_offset));
   }
   if (filter.pid) {
     int64_t pid = pid_in_report(*filter.pid, report_.index).value_or(-1);
-    if (gpu) {
-      where += " AND deviceId = ?";
-      binds.push_back(pid - kGpuPidBase);
-    } else {
-      where += " AND ((globalTid >> 24) & 16777215) = ?";
-      binds.push_back(pid);
+    switch (shape.pid) {
+      case PidColumn::device: where += " AND deviceId = ?"; binds.push_back(pid - kGpuPidBase); break;
+      case PidColumn::thread: where += " AND ((globalTid >> 24) & 16777215) = ?"; binds.push_back(pid); break;
+      case PidColumn::process: where += " AND ((globalPid >> 24) & 16777215) = ?"; binds.push_back(pid); break;
     }
   }
-  std::string from = " FROM " + catalog_.schema().qualified(table.name) + " WHERE " + where;
+  std::string source = shape.from_sql.empty() ? catalog_.schema().qualified(table.name) : shape.from_sql;
+  std::string from = " FROM " + source + " WHERE " + where;
   // Readers must yield (start, longest first). Exports nearly always store events in that order already: a
   // cheap pass over start/end checks it, and then the rows are read as stored, sparing SQLite a full sort of
   // every table (the largest single cost of a scan). Otherwise SQLite sorts.
   std::string order;
-  if (table.has("end")) {
-    Statement check(db_, "SELECT start, \"end\"" + from);
+  if (!shape.end.empty()) {
+    const std::string end = quote_identifier(shape.end);
+    Statement check(db_, "SELECT " + time + ", " + end + from);
     bind_all(check, binds);
-    if (!stored_in_scan_order(check)) order = " ORDER BY start, \"end\" IS NULL DESC, \"end\" DESC";
+    if (!stored_in_scan_order(check)) order = " ORDER BY " + time + ", " + end + " IS NULL DESC, " + end + " DESC";
   } else {
-    order = " ORDER BY start";
+    Statement check(db_, "SELECT " + time + ", NULL" + from);
+    bind_all(check, binds);
+    if (!stored_in_scan_order(check)) order = " ORDER BY " + time;
   }
   stmt_ = Statement(db_, "SELECT " + select_list + from + order);
   bind_all(stmt_, binds);
@@ -305,7 +309,7 @@ class KernelSource final : public GpuSource {
     graph_id_ = b_.column("graphId");
     graph_node_ = b_.column("graphNodeId");
     event_.kind = Kind::kernel;
-    prepare(t, b_.select_list(), f, true);
+    prepare(t, b_.select_list(), f, Shape{PidColumn::device});
   }
   Kind kind() const override { return Kind::kernel; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
@@ -356,7 +360,7 @@ class MemcpySource final : public GpuSource {
     src_device_ = b_.column("srcDeviceId");
     dst_device_ = b_.column("dstDeviceId");
     event_.kind = Kind::memcpy;
-    prepare(t, b_.select_list(), f, true);
+    prepare(t, b_.select_list(), f, Shape{PidColumn::device});
   }
   Kind kind() const override { return Kind::memcpy; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
@@ -411,7 +415,7 @@ class MemsetSource final : public GpuSource {
     value_ = b_.column("value");
     mem_kind_ = b_.column("memKind");
     event_.kind = Kind::memset;
-    prepare(t, b_.select_list(), f, true);
+    prepare(t, b_.select_list(), f, Shape{PidColumn::device});
   }
   Kind kind() const override { return Kind::memset; }
   std::string name_condition(const NameMatch& m, Binds&) const override {
@@ -449,7 +453,7 @@ class SyncSource final : public GpuSource {
     sync_type_ = b_.column("syncType");
     event_id_ = b_.column("eventId");
     event_.kind = Kind::sync;
-    prepare(t, b_.select_list(), f, true);
+    prepare(t, b_.select_list(), f, Shape{PidColumn::device});
   }
   Kind kind() const override { return Kind::sync; }
   std::string name_condition(const NameMatch& m, Binds&) const override {
@@ -507,7 +511,7 @@ class CudaApiSource final : public EventSource {
     callchain_ = b_.column("callchainId");
     event_.kind = Kind::cuda_api;
     event_.placement = Placement::cpu_thread;
-    prepare(t, b_.select_list(), f, false);
+    prepare(t, b_.select_list(), f, Shape{});
   }
   Kind kind() const override { return Kind::cuda_api; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
@@ -568,7 +572,7 @@ class NvtxSource final : public EventSource {
     event_.kind = Kind::nvtx;
     event_.placement = Placement::cpu_thread;
     // 34 mark, 59 push/pop, 60 start/end, 70/71 the NVTXt variants. Definitions (33, 75, 76...) are not events.
-    prepare(t, b_.select_list(), f, false, "eventType IN (34, 59, 60, 70, 71)");
+    prepare(t, b_.select_list(), f, Shape{PidColumn::thread, "eventType IN (34, 59, 60, 70, 71)"});
   }
   Kind kind() const override { return Kind::nvtx; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
@@ -647,13 +651,200 @@ class NvtxSource final : public EventSource {
   std::string name_scratch_;
 };
 
+
+// OS runtime calls (OSRT_API): on their thread, nested with CUDA API calls and NVTX ranges.
+class OsrtSource final : public EventSource {
+ public:
+  OsrtSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+             const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t) {
+    interval_first(b_);
+    global_tid_ = b_.column("globalTid");
+    name_id_ = b_.column("nameId");
+    return_value_ = b_.column("returnValue");
+    nesting_ = b_.column("nestingLevel");
+    callchain_ = b_.column("callchainId");
+    event_.kind = Kind::osrt;
+    event_.placement = Placement::cpu_thread;
+    prepare(t, b_.select_list(), f, Shape{});
+  }
+  Kind kind() const override { return Kind::osrt; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    return string_column_condition("nameId", m, binds);
+  }
+  bool read_row() override {
+    read_interval(false);
+    event_.has_global_id = !stmt_.is_null(global_tid_);
+    event_.global_id = event_.has_global_id ? stmt_.int64(global_tid_) : 0;
+    event_.name = string_or_placeholder(name_id_, name_scratch_);
+    if (stmt_.is_null(name_id_)) event_.name = "[unnamed OS runtime call]";
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    if (!stmt_.is_null(return_value_)) o.integer("return_value", stmt_.int64(return_value_));
+    if (!stmt_.is_null(nesting_)) o.integer("nesting_level", stmt_.int64(nesting_));
+    if (!stmt_.is_null(callchain_) && stmt_.int64(callchain_) != 0) o.integer("callchain_id", stmt_.int64(callchain_));
+    o.close();
+  }
+
+ private:
+  SelectBuilder b_;
+  int global_tid_, name_id_, return_value_, nesting_, callchain_;
+  std::string name_scratch_;
+};
+
+// Thread scheduling (SCHED_EVENTS): each sched-in record starts a "Running on CPU n" slice on a track beside its
+// thread, ending at the thread's next record (its sched-out), or at the end of the profile when there is none.
+class SchedSource final : public EventSource {
+ public:
+  SchedSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+              const ReportContext& r)
+      : EventSource(db, catalog, r) {
+    event_.kind = Kind::sched;
+    event_.placement = Placement::cpu_sched;
+    std::string paired = "(SELECT start, lead(start) OVER (PARTITION BY globalTid ORDER BY start, rowid) AS \"end\", "
+                         "rowid AS source_rowid, cpu, isSchedIn, globalTid FROM " +
+                         catalog.schema().qualified(t.name) + ")";
+    prepare(t, "start, \"end\", source_rowid, cpu, globalTid", f,
+            Shape{PidColumn::thread, "isSchedIn = 1", "start", "end", paired});
+  }
+  Kind kind() const override { return Kind::sched; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    return may_start_with(m, "Running on CPU ") ? "1" : "0";
+  }
+  bool read_row() override {
+    read_interval(true);
+    if (end_was_null()) event_.dur = checked_duration(stmt_.int64(0), catalog_.profile_end(db_));
+    event_.has_global_id = !stmt_.is_null(4);
+    event_.global_id = event_.has_global_id ? stmt_.int64(4) : 0;
+    name_scratch_ = stmt_.is_null(3) ? "Running" : fmt::format("Running on CPU {}", stmt_.int64(3));
+    event_.name = name_scratch_;
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    if (!stmt_.is_null(3)) o.integer("cpu", stmt_.int64(3));
+    if (end_was_null()) o.boolean("until_profile_end", true);
+    o.close();
+  }
+
+ private:
+  std::string name_scratch_;
+};
+
+// CUDA events (CUPTI_ACTIVITY_KIND_CUDA_EVENT): instants on their stream, at their `timestamp`. Exports before
+// 2023.4 have no timestamp column: their rows cannot be placed and are counted as skipped.
+class CudaEventSource final : public GpuSource {
+ public:
+  CudaEventSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+                  const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_((b_.column("timestamp"), b_.expression("NULL"), b_.expression("rowid"), b_)) {
+    event_id_ = b_.column("eventId");
+    event_.kind = Kind::cuda_event;
+    event_.instant = true;
+    prepare(t, b_.select_list(), f, Shape{PidColumn::device, "", "timestamp", ""});
+  }
+  Kind kind() const override { return Kind::cuda_event; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    return may_start_with(m, "CUDA event") ? "1" : "0";
+  }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_stream);
+    event_.dur = 0;
+    name_scratch_ = stmt_.is_null(event_id_) ? "CUDA event" : fmt::format("CUDA event {}", stmt_.int64(event_id_));
+    event_.name = name_scratch_;
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    optional_int(o, "event_id", event_id_);
+    common_args(o, gpu_);
+    o.close();
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int event_id_;
+  std::string name_scratch_;
+};
+
+// Diagnostics (DIAGNOSTIC_EVENT): messages nsys recorded during collection, instants on a per-process
+// "Diagnostics" track.
+class DiagnosticSource final : public EventSource {
+ public:
+  DiagnosticSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+                   const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t) {
+    b_.column("timestamp");
+    b_.expression("NULL");
+    b_.expression("rowid");
+    text_ = b_.column("text");
+    severity_ = b_.column("severity");
+    source_ = b_.column("source");
+    global_pid_ = b_.column("globalPid");
+    event_.kind = Kind::diagnostic;
+    event_.placement = Placement::process;
+    event_.instant = true;
+    prepare(t, b_.select_list(), f, Shape{PidColumn::process, "", "timestamp", ""});
+  }
+  Kind kind() const override { return Kind::diagnostic; }
+  bool read_row() override {
+    read_interval(true);
+    event_.dur = 0;
+    event_.has_global_id = !stmt_.is_null(global_pid_);
+    event_.global_id = event_.has_global_id ? stmt_.int64(global_pid_) : 0;
+    event_.name = stmt_.is_null(text_) ? std::string_view("[diagnostic]") : stmt_.text(text_);
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    optional_int(o, "severity", severity_);
+    optional_int(o, "source", source_);
+    o.close();
+  }
+
+ private:
+  void optional_int(JsonObject& o, std::string_view key, int col) const {
+    if (!stmt_.is_null(col)) o.integer(key, stmt_.int64(col));
+  }
+  SelectBuilder b_;
+  int text_, severity_, source_, global_pid_;
+};
+
+// A table whose rows this export gives no way to place (e.g. CUDA events without a timestamp before 2023.4): no
+// events, but its rows are counted as skipped so the trace says what it could not show.
+class UnplaceableRows final : public EventSource {
+ public:
+  UnplaceableRows(sqlite3* db, const ProfileCatalog& catalog, Kind kind, const std::string& table)
+      : EventSource(db, catalog), kind_(kind) {
+    Statement count(db, "SELECT count(*) FROM " + catalog.schema().qualified(table));
+    if (count.step()) skipped_ = static_cast<uint64_t>(count.int64(0));
+  }
+  Kind kind() const override { return kind_; }
+  bool next() override { return false; }
+  bool read_row() override { return false; }
+  void write_args(std::string& out) const override { out = "{}"; }
+
+ private:
+  Kind kind_;
+};
+
 template <class Source>
 void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const ProfileCatalog& catalog,
               const ScanFilter& filter, const ReportContext& report, Kind kind, const char* table, bool gpu) {
   if (!filter.wants(kind)) return;
   const TableInfo* t = catalog.schema().table(table);
   if (t == nullptr) return;  // absent table = no events (nsys creates tables lazily)
-  for (const char* column : {"start", "end"}) {
+  std::vector<const char*> required = {"start", "end"};
+  if (kind == Kind::sched) required = {"start", "isSchedIn", "globalTid"};
+  if (kind == Kind::cuda_event || kind == Kind::diagnostic) required = {"timestamp"};
+  if (kind == Kind::cuda_event && !t->has("timestamp")) {
+    out.push_back(std::make_unique<UnplaceableRows>(db, catalog, kind, table));
+    return;
+  }
+  for (const char* column : required) {
     if (t->has(column)) continue;
     Statement any(db, "SELECT 1 FROM " + catalog.schema().qualified(table) + " LIMIT 1");
     if (!any.step()) return;  // an empty table, whatever its columns
@@ -693,6 +884,10 @@ std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const Profil
   open_one<MemcpySource>(out, db, catalog, filter, report, Kind::memcpy, "CUPTI_ACTIVITY_KIND_MEMCPY", true);
   open_one<MemsetSource>(out, db, catalog, filter, report, Kind::memset, "CUPTI_ACTIVITY_KIND_MEMSET", true);
   open_one<SyncSource>(out, db, catalog, filter, report, Kind::sync, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", true);
+  open_one<OsrtSource>(out, db, catalog, filter, report, Kind::osrt, "OSRT_API", false);
+  open_one<SchedSource>(out, db, catalog, filter, report, Kind::sched, "SCHED_EVENTS", false);
+  open_one<CudaEventSource>(out, db, catalog, filter, report, Kind::cuda_event, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", true);
+  open_one<DiagnosticSource>(out, db, catalog, filter, report, Kind::diagnostic, "DIAGNOSTIC_EVENT", false);
   return out;
 }
 

@@ -62,9 +62,19 @@ class EventSource {
   std::string string_ids_matching(const NameMatch& m, Binds& binds) const;
   // For a StringIds reference column whose name can also be a "[missing string N]" placeholder.
   std::string string_column_condition(const char* column, const NameMatch& m, Binds& binds) const;
-  // Prepares SELECT <list> FROM table WHERE <filter> ORDER BY start, end DESC.
-  void prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter, bool gpu,
-               const std::string& extra_where = "");
+  // How a pid constraint reads on a table: GPU device, thread (globalTid) or process (globalPid).
+  enum class PidColumn { device, thread, process };
+  // Where and how a reader reads: the table (or a subquery over it, as `from_sql`), its time column, its end
+  // column ("" for instants).
+  struct Shape {
+    PidColumn pid = PidColumn::thread;
+    std::string extra_where;
+    std::string time = "start";
+    std::string end = "end";
+    std::string from_sql;  // default: the table itself
+  };
+  // Prepares SELECT <list> FROM table WHERE <filter> ORDER BY time, end DESC.
+  void prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter, const Shape& shape);
   // Fills event_ from the statement's current row; false to skip the row.
   virtual bool read_row() = 0;
   // True when the rows of `check` (start, end) come in (start, end descending) order.

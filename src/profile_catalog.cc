@@ -9,7 +9,8 @@ namespace nsystrace {
 
 const char* const kEventTables[] = {
     "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",  "CUPTI_ACTIVITY_KIND_MEMSET",
-    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", nullptr};
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API", "SCHED_EVENTS",
+    "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "DIAGNOSTIC_EVENT", nullptr};
 
 void StringTable::load(sqlite3* db, const ExportSchema& schema) {
   const TableInfo* t = schema.table("StringIds");
@@ -168,8 +169,9 @@ int64_t ProfileCatalog::profile_end(sqlite3* db) const {
   int64_t end = INT64_MIN;
   for (const char* const* table = kEventTables; *table; ++table) {
     const TableInfo* t = schema_.table(*table);
-    if (t == nullptr || !t->has("start")) continue;
-    std::string sql = "SELECT max(start)";
+    const char* time = t == nullptr ? nullptr : t->has("start") ? "start" : t->has("timestamp") ? "timestamp" : nullptr;
+    if (time == nullptr) continue;
+    std::string sql = std::string("SELECT max(") + time + ")";
     if (t->has("end")) sql += ", max(\"end\")";
     Statement s(db, sql + " FROM " + schema_.qualified(*table));
     if (s.step()) {

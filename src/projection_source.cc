@@ -52,7 +52,7 @@ class ProjectionSource final : public EventSource {
     event_.global_id = r.global_tid;
     event_.device_id = d.device;
     event_.stream_id = 0;
-    event_.source_rowid = (r.nvtx_rowid << 8) | (d.device & 0xFF);
+    event_.source_rowid = (r.nvtx_rowid << 8) | (d.device & 0xFF);  // one row per (range, device)
     return true;
   }
   bool read_row() override { return false; }

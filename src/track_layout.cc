@@ -23,7 +23,8 @@ TrackLayout::Process& TrackLayout::process(int32_t pid, const SourceEvent& ev) {
   auto it = processes_.find(pid);
   if (it != processes_.end()) return it->second;
   Process p;
-  if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async) {
+  if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async ||
+      ev.placement == Placement::cpu_sched || ev.placement == Placement::process) {
     const std::string* name = catalog(ev).process_name(process_key_of(ev.global_id));
     p.name = name ? *name : fmt::format("Process {}", os_pid_of(ev.global_id));
   } else {
@@ -44,6 +45,8 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
     case Placement::gpu_sync: key = Key{space, ev.device_id, 0, 0}; break;
     case Placement::cpu_async: key = Key{space, ev.global_id, 0, 0}; break;
     case Placement::gpu_nvtx: key = Key{space, ev.device_id, ev.global_id, 0}; break;
+    case Placement::cpu_sched: key = Key{space, ev.global_id, 0, 0}; break;
+    case Placement::process: key = Key{space, process_key_of(ev.global_id), 0, 0}; break;
   }
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
   auto it = tracks_.find(key);
@@ -51,7 +54,12 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
     Track t;
     std::string name;
     int64_t report_base = ev.report * kReportPidStride;
-    if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async) {
+    if (ev.placement == Placement::process) {
+      t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
+      t.base_tid = process(t.pid, ev).next_free_base--;
+      name = "Diagnostics";
+    } else if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async ||
+               ev.placement == Placement::cpu_sched) {
       t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
       Process& proc = process(t.pid, ev);
       int32_t tid = os_tid_of(ev.global_id);
@@ -61,7 +69,7 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
         t.base_tid = tid;
       } else {
         t.base_tid = proc.next_free_base--;
-        name += " (NVTX start/end)";
+        name += ev.placement == Placement::cpu_async ? " (NVTX start/end)" : " (CPU)";
       }
     } else {
       t.pid = static_cast<int32_t>(report_base + kGpuPidBase + (ev.device_id & 0xFFFFFF));

@@ -29,7 +29,8 @@ std::vector<std::string> real_exports() {
   return out;
 }
 
-const char* const kKinds[] = {"kernel", "memcpy", "memset", "sync", "cuda_api", "nvtx"};
+const char* const kKinds[] = {"kernel", "memcpy", "memset", "sync", "cuda_api", "nvtx", "osrt", "sched", "cuda_event",
+                              "diagnostic"};
 
 // What the profile itself says: rows per kind, counted straight from the source tables.
 std::map<std::string, int64_t> source_counts(testdb::Db& db) {
@@ -39,12 +40,21 @@ std::map<std::string, int64_t> source_counts(testdb::Db& db) {
   auto count = [&](const char* t, const char* where = "1") -> int64_t {
     return has(t) ? db.integer(std::string("select count(*) from ") + t + " where " + where) : 0;
   };
+  auto has_column = [&](const char* t, const char* c) {
+    return db.integer(std::string("select count(*) from pragma_table_info('") + t + "') where name = '" + c + "'") > 0;
+  };
   return {{"kernel", count("CUPTI_ACTIVITY_KIND_KERNEL")},
           {"memcpy", count("CUPTI_ACTIVITY_KIND_MEMCPY")},
           {"memset", count("CUPTI_ACTIVITY_KIND_MEMSET")},
           {"sync", count("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")},
           {"cuda_api", count("CUPTI_ACTIVITY_KIND_RUNTIME")},
-          {"nvtx", count("NVTX_EVENTS", "eventType in (34, 59, 60, 70, 71)")}};
+          {"nvtx", count("NVTX_EVENTS", "eventType in (34, 59, 60, 70, 71)")},
+          {"osrt", count("OSRT_API")},
+          {"sched", count("SCHED_EVENTS", "isSchedIn = 1")},  // a slice per sched-in, ended by the next record
+          // CUDA events without a timestamp (before 2023.4) cannot be placed: counted as skipped instead.
+          {"cuda_event", has("CUPTI_ACTIVITY_KIND_CUDA_EVENT") && has_column("CUPTI_ACTIVITY_KIND_CUDA_EVENT", "timestamp")
+                             ? count("CUPTI_ACTIVITY_KIND_CUDA_EVENT") : 0},
+          {"diagnostic", count("DIAGNOSTIC_EVENT")}};
 }
 
 class RealExport : public ::testing::TestWithParam<std::string> {};
@@ -64,6 +74,15 @@ TEST_P(RealExport, ConvertsCompletelyAndExactly) {
   testtrace::TraceSummary t = testtrace::check_trace(json);
   for (const auto& p : t.problems) ADD_FAILURE() << p;
   for (const char* kind : kKinds) EXPECT_EQ(t.per_cat[kind], expected[kind]) << "JSON slices of kind " << kind;
+  // Rows that cannot be placed are accounted for in otherData, never silently missing.
+  bool events_without_time =
+      db.integer("select count(*) from sqlite_schema where name = 'CUPTI_ACTIVITY_KIND_CUDA_EVENT'") > 0 &&
+      db.integer("select count(*) from pragma_table_info('CUPTI_ACTIVITY_KIND_CUDA_EVENT') where name = 'timestamp'") == 0;
+  if (events_without_time) {
+    const testjson::Value* skipped = t.root.get("otherData")->get("skipped_rows_without_start");
+    ASSERT_NE(skipped, nullptr);
+    EXPECT_EQ(skipped->integer("cuda_event"), db.integer("select count(*) from CUPTI_ACTIVITY_KIND_CUDA_EVENT"));
+  }
   // One 'nvtx_kernel' slice per (nvtx_kernel_ranges row, device it used).
   EXPECT_EQ(t.per_cat["nvtx_kernel"],
             db.integer("select coalesce(sum(length(devices) - length(replace(devices, ',', '')) + 1), 0) "
@@ -152,17 +171,18 @@ TEST(RealExports, FixturesArePresent) {
 // converts every file again; `ctest -R SummaryTable -V` shows it).
 TEST(RealExports, SummaryTable) {
   if (real_exports().empty()) GTEST_SKIP() << "../shared/fixtures/real not found: no table to print";
-  std::printf("\n%-46s %7s %7s %7s %6s %8s %7s %6s %6s %8s\n", "file", "kernel", "memcpy", "memset", "sync",
-              "cuda_api", "nvtx", "flows", "tracks", "KB");
+  std::printf("\n%-46s %7s %7s %7s %6s %8s %7s %6s %6s %5s %5s %6s %6s %8s\n", "file", "kernel", "memcpy", "memset",
+              "sync", "cuda_api", "nvtx", "nvtx_k", "osrt", "sched", "event", "diag", "flows", "KB");
   for (const auto& file : real_exports()) {
     testdb::Db db(testdb::shared_fixtures_dir() + "/" + file, /*load_shared_object=*/true);
     std::string json = db.text("select chrome_trace(*) from trace_events");
     testtrace::TraceSummary t = testtrace::check_trace(json);
     EXPECT_TRUE(t.problems.empty()) << file;
-    std::printf("%-46s %7ld %7ld %7ld %6ld %8ld %7ld %6ld %6zu %8zu\n", file.c_str(), (long)t.per_cat["kernel"],
-                (long)t.per_cat["memcpy"], (long)t.per_cat["memset"], (long)t.per_cat["sync"],
-                (long)t.per_cat["cuda_api"], (long)t.per_cat["nvtx"], (long)t.flow_starts, t.thread_names.size(),
-                json.size() >> 10);
+    std::printf("%-46s %7ld %7ld %7ld %6ld %8ld %7ld %6ld %6ld %5ld %5ld %6ld %6ld %8zu\n", file.c_str(),
+                (long)t.per_cat["kernel"], (long)t.per_cat["memcpy"], (long)t.per_cat["memset"], (long)t.per_cat["sync"],
+                (long)t.per_cat["cuda_api"], (long)t.per_cat["nvtx"], (long)t.per_cat["nvtx_kernel"],
+                (long)t.per_cat["osrt"], (long)t.per_cat["sched"], (long)t.per_cat["cuda_event"],
+                (long)t.per_cat["diagnostic"], (long)t.flow_starts, json.size() >> 10);
   }
 }
 

@@ -198,3 +198,26 @@ TEST_F(Fixture, NotAnExportIsAClearError) {
 }
 
 }  // namespace
+
+namespace {
+TEST_F(Fixture, OsRuntimeSchedulingCudaEventsAndDiagnostics) {
+  load("more_kinds");
+  EXPECT_EQ(db.rows("select kind, name, ts, dur, tid, thread_name from trace_events where kind != 'sched' order by ts"),
+            (Rows{{"diagnostic", "CPU sampling was disabled", "20", "NULL", "16777215", "Diagnostics"},
+                  {"osrt", "pthread_mutex_lock", "100", "200", "100", "main"},
+                  {"osrt", "ioctl", "150", "50", "100", "main"},
+                  {"cuda_event", "CUDA event 42", "900", "NULL", "7", "Stream 7"}}));
+  EXPECT_EQ(db.rows("select name, ts, dur, thread_name, args from trace_events where kind = 'sched' order by ts"),
+            (Rows{{"Running on CPU 3", "50", "350", "main (CPU)", "{\"cpu\":3}"},
+                  {"Running on CPU 1", "60", "10", "Thread 101 (CPU)", "{\"cpu\":1}"},
+                  {"Running on CPU 5", "500", "400", "main (CPU)", "{\"cpu\":5,\"until_profile_end\":true}"}}));
+  EXPECT_EQ(db.text("select args from trace_events where kind = 'osrt' and name = 'ioctl'"),
+            "{\"return_value\":0,\"nesting_level\":1}");
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name like 'Running%' and kind = 'sched'"), 3);
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["osrt"], 2);
+  EXPECT_EQ(t.per_cat["sched"], 3);
+  EXPECT_EQ(t.per_cat["cuda_event"], 1);
+  EXPECT_EQ(t.per_cat["diagnostic"], 1);
+}
+}  // namespace
