@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "ext/connection_state.h"
+#include "src/chrome_colors.h"
 #include "src/chrome_trace_writer.h"
 #include "src/statement.h"
 #include "src/trace_file.h"
@@ -29,7 +30,7 @@ namespace nsystrace {
 namespace {
 
 constexpr const char* kExplicitForm =
-    "chrome_trace(kind, name, ts, dur, pid, tid, process_name, thread_name, args, correlation_id, global_tid)";
+    "chrome_trace(kind, name, ts, dur, pid, tid, process_name, thread_name, args, correlation_id, global_tid, cname)";
 
 struct Aggregate {
   // The text form: the trace is one SQLite value, capped by SQLITE_LIMIT_LENGTH.
@@ -158,6 +159,7 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
   ev.has_global_tid = r.has_global_tid;
   ev.global_tid = r.global_tid;
   ev.report = r.report;
+  if (r.cname) ev.cname = r.cname;
   agg.writer->add(ev);
 }
 
@@ -220,13 +222,21 @@ void step_explicit(sqlite3_context* ctx, Aggregate& agg, int argc, sqlite3_value
     ev.global_tid = integer_arg(argv[10], "global_tid", &null);
     ev.has_global_tid = !null;
   }
+  if (argc > 11 && sqlite3_value_type(argv[11]) != SQLITE_NULL) {  // a color rule's result
+    std::string_view cname = text_of(argv[11]);
+    if (!is_chrome_color(cname.data(), cname.size()))
+      throw Error(fmt::format("nsystrace: chrome_trace(): cname '{}' is not one of Chrome's reserved color names "
+                              "(thread_state_running, thread_state_iowait, good, bad, terrible, yellow, ...)",
+                              cname));
+    ev.cname = cname;
+  }
   agg.writer->add(ev);
 }
 
 void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   try {
-    if (argc != 0 && (argc < 6 || argc > 11))
-      throw Error(fmt::format("nsystrace: chrome_trace() takes * or 6 to 11 arguments: {}", kExplicitForm));
+    if (argc != 0 && (argc < 6 || argc > 12))
+      throw Error(fmt::format("nsystrace: chrome_trace() takes * or 6 to 12 arguments: {}", kExplicitForm));
     Aggregate* agg = get_aggregate(ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx)); });
     try {
       if (argc == 0) step_star(ctx, *agg);

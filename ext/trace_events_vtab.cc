@@ -24,13 +24,13 @@ namespace {
 
 enum Column {
   kColKind, kColName, kColTs, kColDur, kColPid, kColTid, kColProcessName, kColThreadName, kColDeviceId,
-  kColStreamId, kColCorrelationId, kColGlobalTid, kColArgs, kColSchema
+  kColStreamId, kColCorrelationId, kColGlobalTid, kColArgs, kColSchema, kColCname
 };
 
 constexpr const char* kSchema =
     "CREATE TABLE x(kind TEXT, name TEXT, ts INTEGER, dur INTEGER, pid INTEGER, tid INTEGER, process_name TEXT,"
     " thread_name TEXT, device_id INTEGER, stream_id INTEGER, correlation_id INTEGER, global_tid INTEGER,"
-    " args TEXT, schema TEXT HIDDEN)";
+    " args TEXT, schema TEXT HIDDEN, cname TEXT HIDDEN)";
 
 // Tables whose presence marks a database as an Nsight Systems export.
 constexpr const char* kExportMarkers[] = {
@@ -341,6 +341,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kColGlobalTid: if (r.has_global_tid) sqlite3_result_int64(ctx, r.global_tid); break;
       case kColArgs: result_text(ctx, cursor->scan->args()); break;
       case kColSchema: if (r.schema) result_text(ctx, *r.schema); break;
+      case kColCname: if (r.cname) sqlite3_result_text(ctx, r.cname, -1, SQLITE_STATIC); break;
       default: break;
     }
     return SQLITE_OK;

@@ -45,6 +45,10 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   append_int(out_, ev.pid);
   out_.append(",\"tid\":");
   append_int(out_, ev.tid);
+  if (!ev.cname.empty()) {
+    out_.append(",\"cname\":");
+    append_json_string(out_, ev.cname);
+  }
   if (!ev.args.empty() && ev.args != "{}") {
     out_.append(",\"args\":");
     out_.append(ev.args);

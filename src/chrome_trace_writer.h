@@ -32,6 +32,7 @@ struct ChromeEvent {
   bool has_global_tid = false;
   int64_t global_tid = 0;  // globalTid (CPU) / globalPid (GPU): gives the process of a correlation id
   int report = 0;          // several reports: correlation ids of different reports never match
+  std::string_view cname;  // Chrome reserved color name, or empty
 };
 
 class ChromeTraceWriter {

@@ -58,6 +58,7 @@ struct SourceEvent {
   int64_t correlation_id = 0;
   int64_t source_rowid = 0;  // rowid in its table
   int report = 0;            // ReportContext::index
+  const char* cname = nullptr;  // Chrome color name (NVTX ranges with a color)
 };
 
 // One row of trace_events.
@@ -81,6 +82,7 @@ struct TraceRow {
   int64_t global_tid = 0;
   int report = 0;                      // which report of the scan (0 for a single one)
   const std::string* schema = nullptr;  // its schema name
+  const char* cname = nullptr;          // Chrome reserved color name, or null
 };
 
 }  // namespace nsystrace

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 
+#include "src/chrome_colors.h"
 #include "src/json_writer.h"
 
 namespace nsystrace {
@@ -586,6 +587,7 @@ class NvtxSource final : public EventSource {
     read_interval(true);
     int64_t type = stmt_.int64(type_);
     event_.instant = type == 34;
+    event_.cname = stmt_.is_null(color_) ? nullptr : nearest_chrome_color(static_cast<uint32_t>(stmt_.int64(color_)));
     event_.placement = type == 60 || type == 71 ? Placement::cpu_async : Placement::cpu_thread;
     if (!event_.instant && end_was_null_) {
       // A range never closed extends to the end of the profile.

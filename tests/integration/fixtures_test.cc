@@ -221,3 +221,30 @@ TEST_F(Fixture, OsRuntimeSchedulingCudaEventsAndDiagnostics) {
   EXPECT_EQ(t.per_cat["diagnostic"], 1);
 }
 }  // namespace
+
+namespace {
+TEST_F(Fixture, NvtxColorsBecomeChromeColorNamesAndUsersCanImposeTheirOwn) {
+  load("nvtx_strings");
+  // 0xFFFF0000 (pure red): nearest reserved color is "terrible" rgb(180,0,0) (distance 75^2, next rail_animation).
+  EXPECT_EQ(db.text("select cname from trace_events where name = 'dom5 registered'"), "terrible");
+  EXPECT_EQ(db.text("select cname from trace_events where name = 'dom5 inline'"), "");  // no color: no cname
+  std::string json = db.text("select chrome_trace(*) from trace_events");
+  EXPECT_NE(json.find("\"name\":\"dom5 registered\",\"cat\":\"nvtx\",\"ph\":\"X\",\"ts\":0.4,\"dur\":0.1,\"pid\":100,"
+                      "\"tid\":100,\"cname\":\"terrible\""),
+            std::string::npos);
+  // A user's color rules (nsys2json's --nvtx-color-scheme), as SQL: the explicit form's 12th argument.
+  std::string ruled = db.text(
+      "select chrome_trace(kind, name, ts, dur, pid, tid, process_name, thread_name, args, correlation_id, global_tid, "
+      "case when name like 'dom5%' then 'thread_state_iowait' when name glob '*range*' then 'thread_state_running' end) "
+      "from trace_events");
+  auto t = testtrace::check_trace(ruled);
+  EXPECT_TRUE(t.problems.empty());
+  EXPECT_NE(ruled.find("\"name\":\"dom5 inline\",\"cat\":\"nvtx\",\"ph\":\"X\",\"ts\":0.51,\"dur\":0.09,\"pid\":100,"
+                       "\"tid\":100,\"cname\":\"thread_state_iowait\""),
+            std::string::npos);
+  EXPECT_NE(db.error_of("select chrome_trace(kind, name, ts, dur, pid, tid, null, null, null, null, null, 'pink') "
+                        "from trace_events")
+                .find("not one of Chrome's reserved color names"),
+            std::string::npos);
+}
+}  // namespace
