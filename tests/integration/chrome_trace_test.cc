@@ -166,3 +166,25 @@ TEST_F(ChromeTrace, ExplicitFormBuildsATraceFromAnyQuery) {
   EXPECT_NE(db.error_of("select chrome_trace('k','n',1,1,-1,1)").find("pid must be"), std::string::npos);
 }
 }  // namespace
+
+namespace {
+TEST_F(ChromeTrace, ThroughAViewAndFromATrigger) {
+  // A view that is flattened into the query is the scan itself: the (*) form sees its rows.
+  db.exec("create view kernels as select * from trace_events where kind = 'kernel'");
+  auto t = testtrace::check_trace(db.text("select chrome_trace(*) from kernels"));
+  EXPECT_TRUE(t.problems.empty());
+  EXPECT_EQ(t.slices.size(), 1u);
+  // Inside a trigger (here, storing a trace when a row is inserted): a correct trace or a clear error.
+  db.exec("create table traces(t text); create table requests(x);"
+          "create trigger keep after insert on requests begin "
+          "insert into traces select chrome_trace(*) from trace_events where kind = 'nvtx'; end;"
+          "insert into requests values (1);");
+  auto stored = testtrace::check_trace(db.text("select t from traces"));
+  EXPECT_TRUE(stored.problems.empty());
+  EXPECT_EQ(stored.slices.size(), 2u);  // 'step' and the mark 'here'
+  // chrome_trace_file() writes files: SQLite refuses it inside a trigger (SQLITE_DIRECTONLY).
+  db.exec("create trigger write after insert on requests begin "
+          "select chrome_trace_file('/tmp/nsystrace_trigger.json') from trace_events; end;");
+  EXPECT_NE(db.error_of("insert into requests values (2)").find("unsafe use of chrome_trace_file"), std::string::npos);
+}
+}  // namespace
