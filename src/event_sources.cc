@@ -498,26 +498,31 @@ class SyncSource final : public GpuSource {
   std::string name_scratch_;
 };
 
-class CudaApiSource final : public EventSource {
+// Calls on a CPU thread, named through StringIds: CUDA runtime and driver API calls (CUPTI_ACTIVITY_KIND_RUNTIME,
+// which carry the correlation id GPU work points back to) and OS runtime calls (OSRT_API).
+class CallSource final : public EventSource {
  public:
-  CudaApiSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
-               const ReportContext& r)
-      : EventSource(db, catalog, r), b_(t) {
+  CallSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+             const ReportContext& r, Kind kind)
+      : EventSource(db, catalog, r), b_(t), kind_(kind) {
     interval_first(b_);
     global_tid_ = b_.column("globalTid");
-    correlation_ = b_.column("correlationId");
     name_id_ = b_.column("nameId");
     return_value_ = b_.column("returnValue");
-    event_class_ = b_.column("eventClass");
     callchain_ = b_.column("callchainId");
-    event_.kind = Kind::cuda_api;
+    // Only CUDA API calls are correlated with GPU work and come from the runtime or the driver.
+    correlation_ = kind == Kind::cuda_api ? b_.column("correlationId") : b_.expression("NULL");
+    event_class_ = kind == Kind::cuda_api ? b_.column("eventClass") : b_.expression("NULL");
+    nesting_ = b_.column("nestingLevel");
+    unnamed_ = kind == Kind::cuda_api ? kUnnamedApiCall : "[unnamed OS runtime call]";
+    event_.kind = kind;
     event_.placement = Placement::cpu_thread;
     prepare(t, b_.select_list(), f, Shape{});
   }
-  Kind kind() const override { return Kind::cuda_api; }
+  Kind kind() const override { return kind_; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
     std::string cond = string_column_condition("nameId", m, binds);
-    if (!name_could_be(m, kUnnamedApiCall)) cond = "(" + cond + " AND nameId IS NOT NULL)";
+    if (!name_could_be(m, unnamed_)) cond = "(" + cond + " AND nameId IS NOT NULL)";
     return cond;
   }
   bool read_row() override {
@@ -527,7 +532,7 @@ class CudaApiSource final : public EventSource {
     event_.has_correlation = !stmt_.is_null(correlation_);
     event_.correlation_id = event_.has_correlation ? stmt_.int64(correlation_) : 0;
     event_.name = string_or_placeholder(name_id_, name_scratch_);
-    if (stmt_.is_null(name_id_)) event_.name = kUnnamedApiCall;
+    if (stmt_.is_null(name_id_)) event_.name = unnamed_;
     return true;
   }
   void write_args(std::string& out) const override {
@@ -540,13 +545,17 @@ class CudaApiSource final : public EventSource {
       else if (c == 1) o.string("api", "driver");
       else o.integer("event_class", c);
     }
-    if (!stmt_.is_null(callchain_)) o.integer("callchain_id", stmt_.int64(callchain_));
+    if (!stmt_.is_null(nesting_)) o.integer("nesting_level", stmt_.int64(nesting_));
+    if (!stmt_.is_null(callchain_) && (kind_ == Kind::cuda_api || stmt_.int64(callchain_) != 0))
+      o.integer("callchain_id", stmt_.int64(callchain_));
     o.close();
   }
 
  private:
   SelectBuilder b_;
-  int global_tid_, correlation_, name_id_, return_value_, event_class_, callchain_;
+  Kind kind_;
+  const char* unnamed_;
+  int global_tid_, correlation_, name_id_, return_value_, event_class_, nesting_, callchain_;
   std::string name_scratch_;
 };
 
@@ -653,48 +662,6 @@ class NvtxSource final : public EventSource {
   std::string name_scratch_;
 };
 
-
-// OS runtime calls (OSRT_API): on their thread, nested with CUDA API calls and NVTX ranges.
-class OsrtSource final : public EventSource {
- public:
-  OsrtSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
-             const ReportContext& r)
-      : EventSource(db, catalog, r), b_(t) {
-    interval_first(b_);
-    global_tid_ = b_.column("globalTid");
-    name_id_ = b_.column("nameId");
-    return_value_ = b_.column("returnValue");
-    nesting_ = b_.column("nestingLevel");
-    callchain_ = b_.column("callchainId");
-    event_.kind = Kind::osrt;
-    event_.placement = Placement::cpu_thread;
-    prepare(t, b_.select_list(), f, Shape{});
-  }
-  Kind kind() const override { return Kind::osrt; }
-  std::string name_condition(const NameMatch& m, Binds& binds) const override {
-    return string_column_condition("nameId", m, binds);
-  }
-  bool read_row() override {
-    read_interval(false);
-    event_.has_global_id = !stmt_.is_null(global_tid_);
-    event_.global_id = event_.has_global_id ? stmt_.int64(global_tid_) : 0;
-    event_.name = string_or_placeholder(name_id_, name_scratch_);
-    if (stmt_.is_null(name_id_)) event_.name = "[unnamed OS runtime call]";
-    return true;
-  }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
-    if (!stmt_.is_null(return_value_)) o.integer("return_value", stmt_.int64(return_value_));
-    if (!stmt_.is_null(nesting_)) o.integer("nesting_level", stmt_.int64(nesting_));
-    if (!stmt_.is_null(callchain_) && stmt_.int64(callchain_) != 0) o.integer("callchain_id", stmt_.int64(callchain_));
-    o.close();
-  }
-
- private:
-  SelectBuilder b_;
-  int global_tid_, name_id_, return_value_, nesting_, callchain_;
-  std::string name_scratch_;
-};
 
 // Thread scheduling (SCHED_EVENTS): each sched-in record starts a "Running on CPU n" slice on a track beside its
 // thread, ending at the thread's next record (its sched-out), or at the end of the profile when there is none.
@@ -833,9 +800,10 @@ class UnplaceableRows final : public EventSource {
   Kind kind_;
 };
 
-template <class Source>
+template <class Source, class... Extra>
 void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const ProfileCatalog& catalog,
-              const ScanFilter& filter, const ReportContext& report, Kind kind, const char* table, bool gpu) {
+              const ScanFilter& filter, const ReportContext& report, Kind kind, const char* table, bool gpu,
+              Extra... extra) {
   if (!filter.wants(kind)) return;
   const TableInfo* t = catalog.schema().table(table);
   if (t == nullptr) return;  // absent table = no events (nsys creates tables lazily)
@@ -860,7 +828,7 @@ void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const
     bool pid_is_gpu = *pid >= kGpuPidBase;
     if (pid_is_gpu != gpu) return;  // a GPU pid cannot match CPU events and vice versa
   }
-  out.push_back(std::make_unique<Source>(db, catalog, *t, filter, report));
+  out.push_back(std::make_unique<Source>(db, catalog, *t, filter, report, extra...));
 }
 
 }  // namespace
@@ -881,12 +849,13 @@ std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const Profil
   std::vector<std::unique_ptr<EventSource>> out;
   if (filter.impossible) return out;
   open_one<NvtxSource>(out, db, catalog, filter, report, Kind::nvtx, "NVTX_EVENTS", false);
-  open_one<CudaApiSource>(out, db, catalog, filter, report, Kind::cuda_api, "CUPTI_ACTIVITY_KIND_RUNTIME", false);
+  open_one<CallSource>(out, db, catalog, filter, report, Kind::cuda_api, "CUPTI_ACTIVITY_KIND_RUNTIME", false,
+                       Kind::cuda_api);
   open_one<KernelSource>(out, db, catalog, filter, report, Kind::kernel, "CUPTI_ACTIVITY_KIND_KERNEL", true);
   open_one<MemcpySource>(out, db, catalog, filter, report, Kind::memcpy, "CUPTI_ACTIVITY_KIND_MEMCPY", true);
   open_one<MemsetSource>(out, db, catalog, filter, report, Kind::memset, "CUPTI_ACTIVITY_KIND_MEMSET", true);
   open_one<SyncSource>(out, db, catalog, filter, report, Kind::sync, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", true);
-  open_one<OsrtSource>(out, db, catalog, filter, report, Kind::osrt, "OSRT_API", false);
+  open_one<CallSource>(out, db, catalog, filter, report, Kind::osrt, "OSRT_API", false, Kind::osrt);
   open_one<SchedSource>(out, db, catalog, filter, report, Kind::sched, "SCHED_EVENTS", false);
   open_one<CudaEventSource>(out, db, catalog, filter, report, Kind::cuda_event, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", true);
   open_one<DiagnosticSource>(out, db, catalog, filter, report, Kind::diagnostic, "DIAGNOSTIC_EVENT", false);
