@@ -25,6 +25,7 @@ enum class Placement : uint8_t {
   gpu_sync,    // the GPU's "CUDA sync" track
   gpu_nvtx,    // NVTX ranges projected on the GPU: one track per GPU and CPU thread
   cpu_sched,   // when a thread ran on which CPU: a track of its own beside the thread
+  cpu_nccl,    // NVTX ranges of the NCCL domain: a track of their own beside their thread
   process,     // process-wide events (diagnostics): a "Diagnostics" track of the process
 };
 

@@ -24,7 +24,7 @@ TrackLayout::Process& TrackLayout::process(int32_t pid, const SourceEvent& ev) {
   if (it != processes_.end()) return it->second;
   Process p;
   if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async ||
-      ev.placement == Placement::cpu_sched || ev.placement == Placement::process) {
+      ev.placement == Placement::cpu_sched || ev.placement == Placement::cpu_nccl || ev.placement == Placement::process) {
     const std::string* name = catalog(ev).process_name(process_key_of(ev.global_id));
     p.name = name ? *name : fmt::format("Process {}", os_pid_of(ev.global_id));
   } else {
@@ -46,6 +46,7 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
     case Placement::cpu_async: key = Key{space, ev.global_id, 0, 0}; break;
     case Placement::gpu_nvtx: key = Key{space, ev.device_id, ev.global_id, 0}; break;
     case Placement::cpu_sched: key = Key{space, ev.global_id, 0, 0}; break;
+    case Placement::cpu_nccl: key = Key{space, ev.global_id, 0, 0}; break;
     case Placement::process: key = Key{space, process_key_of(ev.global_id), 0, 0}; break;
   }
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
@@ -59,7 +60,7 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
       t.base_tid = process(t.pid, ev).next_free_base--;
       name = "Diagnostics";
     } else if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async ||
-               ev.placement == Placement::cpu_sched) {
+               ev.placement == Placement::cpu_sched || ev.placement == Placement::cpu_nccl) {
       t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
       Process& proc = process(t.pid, ev);
       int32_t tid = os_tid_of(ev.global_id);
@@ -69,7 +70,9 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
         t.base_tid = tid;
       } else {
         t.base_tid = proc.next_free_base--;
-        name += ev.placement == Placement::cpu_async ? " (NVTX start/end)" : " (CPU)";
+        name += ev.placement == Placement::cpu_async  ? " (NVTX start/end)"
+                : ev.placement == Placement::cpu_nccl ? " (NCCL)"
+                                                      : " (CPU)";
       }
     } else {
       t.pid = static_cast<int32_t>(report_base + kGpuPidBase + (ev.device_id & 0xFFFFFF));

@@ -248,3 +248,19 @@ TEST_F(Fixture, NvtxColorsBecomeChromeColorNamesAndUsersCanImposeTheirOwn) {
             std::string::npos);
 }
 }  // namespace
+
+namespace {
+TEST_F(Fixture, NcclRangesGetALaneOfTheirOwn) {
+  db.exec("create table StringIds(id integer primary key, value text);"
+          "create table ThreadNames(nameId, priority, globalTid); insert into StringIds values (1, 'main');"
+          "insert into ThreadNames values (1, 0, 281476654432356);"
+          "create table NVTX_EVENTS(start, end, eventType, text, globalTid, textId, domainId);"
+          "insert into NVTX_EVENTS values (0, null, 75, 'NCCL', 281476654432356, null, 7),"
+          " (100, 500, 59, 'train step', 281476654432356, null, 0),"
+          " (200, 300, 59, 'ncclAllReduce', 281476654432356, null, 7);");
+  EXPECT_EQ(db.rows("select name, thread_name, json_extract(args, '$.domain') from trace_events order by ts"),
+            (Rows{{"train step", "main", "NULL"}, {"ncclAllReduce", "main (NCCL)", "NCCL"}}));
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["nvtx"], 2);
+}
+}  // namespace
