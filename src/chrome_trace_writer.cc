@@ -6,7 +6,9 @@
 namespace nsystrace {
 
 namespace {
-bool launches_gpu_work(std::string_view kind) { return kind == "kernel" || kind == "memcpy" || kind == "memset"; }
+bool launches_gpu_work(std::string_view kind) {
+  return kind == "kernel" || kind == "memcpy" || kind == "memset" || kind == "graph";
+}
 
 // Tracks sort by their base id, extra lanes ((lane << 24) | base) right after their base.
 std::pair<int64_t, int64_t> thread_order(int64_t tid) { return {tid & 0xFFFFFF, tid >> 24}; }

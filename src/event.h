@@ -9,9 +9,9 @@ namespace nsystrace {
 
 // Row kinds of trace_events, in the order their sources are merged at equal timestamps.
 enum class Kind : uint8_t {
-  nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel, osrt, sched, cuda_event, diagnostic
+  nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel, osrt, sched, cuda_event, diagnostic, graph
 };
-constexpr int kKindCount = 11;
+constexpr int kKindCount = 12;
 constexpr uint32_t kAllKinds = (1u << kKindCount) - 1;
 inline uint32_t kind_bit(Kind k) { return 1u << static_cast<int>(k); }
 const char* kind_name(Kind kind);

@@ -15,7 +15,7 @@ namespace nsystrace {
 namespace {
 
 const char* const kKindNames[kKindCount] = {"nvtx",        "cuda_api", "kernel", "memcpy",     "memset",    "sync",
-                                            "nvtx_kernel", "osrt",     "sched",  "cuda_event", "diagnostic"};
+                                            "nvtx_kernel", "osrt",     "sched",  "cuda_event", "diagnostic", "graph"};
 
 // Labels used when an export has no ENUM_* tables (before 2022.4); same text as the tables.
 const char* builtin_memcpy_kind(int64_t id) {
@@ -446,6 +446,44 @@ class MemsetSource final : public GpuSource {
   int bytes_, value_, mem_kind_;
 };
 
+// CUDA graph launches traced per graph (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, nsys's default --cuda-graph-trace=graph):
+// one slice per launch on its stream, linked to its launch call like a kernel. (Traced per node, a graph's kernels
+// are ordinary kernel rows sharing the launch's correlation id.)
+class GraphSource final : public GpuSource {
+ public:
+  GraphSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+              const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(interval_first(b_)) {
+    graph_id_ = b_.column("graphId");
+    graph_exec_id_ = b_.column("graphExecId");
+    event_.kind = Kind::graph;
+    prepare(t, b_.select_list(), f, Shape{PidColumn::device});
+  }
+  Kind kind() const override { return Kind::graph; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    return may_start_with(m, "CUDA graph") ? "1" : "0";
+  }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_stream);
+    name_scratch_ = stmt_.is_null(graph_id_) ? "CUDA graph" : fmt::format("CUDA graph {}", stmt_.int64(graph_id_));
+    event_.name = name_scratch_;
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    optional_int(o, "graph_id", graph_id_);
+    optional_int(o, "graph_exec_id", graph_exec_id_);
+    common_args(o, gpu_);
+    o.close();
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int graph_id_, graph_exec_id_;
+  std::string name_scratch_;
+};
+
 class SyncSource final : public GpuSource {
  public:
   SyncSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
@@ -868,6 +906,7 @@ std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const Profil
   open_one<SyncSource>(out, db, catalog, filter, report, Kind::sync, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", true);
   open_one<CallSource>(out, db, catalog, filter, report, Kind::osrt, "OSRT_API", false, Kind::osrt);
   open_one<SchedSource>(out, db, catalog, filter, report, Kind::sched, "SCHED_EVENTS", false);
+  open_one<GraphSource>(out, db, catalog, filter, report, Kind::graph, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", true);
   open_one<CudaEventSource>(out, db, catalog, filter, report, Kind::cuda_event, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", true);
   open_one<DiagnosticSource>(out, db, catalog, filter, report, Kind::diagnostic, "DIAGNOSTIC_EVENT", false);
   return out;

@@ -1,8 +1,8 @@
 // NVTX ranges projected onto the GPU work they launched, as Nsight Systems defines it (nvtx_gpu_proj_trace):
 //  - ranges: push/pop and start/end ranges (eventType 59, 60, 70, 71) that end on the thread they started on;
 //    a range never closed extends to the last timestamp of the profile;
-//  - GPU operations: kernels, memcpys and memsets, each tied to the CUDA API call with the same correlationId in
-//    the same process;
+//  - GPU operations: kernels, memcpys and memsets (and graph launches traced per graph), each tied to the CUDA API
+//    call with the same correlationId in the same process;
 //  - an operation belongs to every range that contains its API call entirely (both ends inclusive) on the same
 //    thread; gpu_start/gpu_end = min start / max end of its operations; gpu_ops = distinct correlation ids.
 //
@@ -36,7 +36,7 @@ struct ProjectedRange {
   int64_t global_tid = 0;
   int64_t parent_rowid = -1;  // NVTX rowid of the innermost enclosing range, -1 for none
   int64_t gpu_start = INT64_MAX, gpu_end = INT64_MIN;
-  uint32_t gpu_ops = 0, kernels = 0, memcpys = 0, memsets = 0;
+  uint32_t gpu_ops = 0, kernels = 0, memcpys = 0, memsets = 0, graphs = 0;
   int32_t domain_id = 0;
   int32_t depth = 0;
   uint32_t first_device = 0, device_count = 0;  // a slice of NvtxProjection::devices(), sorted by device

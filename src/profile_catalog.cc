@@ -10,7 +10,7 @@ namespace nsystrace {
 const char* const kEventTables[] = {
     "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",  "CUPTI_ACTIVITY_KIND_MEMSET",
     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API", "SCHED_EVENTS",
-    "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "DIAGNOSTIC_EVENT", nullptr};
+    "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "DIAGNOSTIC_EVENT", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", nullptr};
 
 void StringTable::load(sqlite3* db, const ExportSchema& schema) {
   const TableInfo* t = schema.table("StringIds");

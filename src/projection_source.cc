@@ -68,6 +68,7 @@ class ProjectionSource final : public EventSource {
     o.integer("gpu_ops", r.gpu_ops).integer("device_ops", d.ops).integer("kernels", r.kernels);
     if (r.memcpys) o.integer("memcpys", r.memcpys);
     if (r.memsets) o.integer("memsets", r.memsets);
+    if (r.graphs) o.integer("graphs", r.graphs);
     o.integer("depth", r.depth).integer("nvtx_rowid", r.nvtx_rowid);
     if (r.device_count > 1) o.integer("gpu_start_all_devices", r.gpu_start).integer("gpu_end_all_devices", r.gpu_end);
     if (r.unclosed) o.boolean("unclosed", true);

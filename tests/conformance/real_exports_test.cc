@@ -111,7 +111,8 @@ std::string reference_projection_sql(testdb::Db& db) {
   if (!has("NVTX_EVENTS") || !has("CUPTI_ACTIVITY_KIND_RUNTIME")) return "";
   std::string ops, ends;
   for (auto [table, is_kernel] : {std::pair<const char*, int>{"CUPTI_ACTIVITY_KIND_KERNEL", 1},
-                                  {"CUPTI_ACTIVITY_KIND_MEMCPY", 0}, {"CUPTI_ACTIVITY_KIND_MEMSET", 0}}) {
+                                  {"CUPTI_ACTIVITY_KIND_MEMCPY", 0}, {"CUPTI_ACTIVITY_KIND_MEMSET", 0},
+                                  {"CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 0}}) {
     if (!has(table)) continue;
     ops += std::string(ops.empty() ? "" : " union all ") + "select correlationId as corr, globalPid >> 24 as proc, start, \"end\", " +
            std::to_string(is_kernel) + " as is_kernel from " + table;

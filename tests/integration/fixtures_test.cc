@@ -264,3 +264,17 @@ TEST_F(Fixture, NcclRangesGetALaneOfTheirOwn) {
   EXPECT_EQ(t.per_cat["nvtx"], 2);
 }
 }  // namespace
+
+namespace {
+TEST_F(Fixture, GraphLaunchesTracedPerGraphAreSlicesAndProject) {
+  load("graphs");
+  EXPECT_EQ(db.rows("select name, ts, dur, thread_name, args from trace_events where kind = 'graph'"),
+            (Rows{{"CUDA graph 3", "1300", "2700", "Stream 7",
+                   "{\"graph_id\":3,\"graph_exec_id\":9,\"correlation_id\":5,\"context_id\":1}"}}));
+  EXPECT_EQ(db.rows("select name, gpu_start, gpu_end, gpu_ops, kernels, graphs from nvtx_kernel_ranges"),
+            (Rows{{"step", "1300", "4000", "1", "0", "1"}}));
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["graph"], 1);
+  EXPECT_EQ(t.flow_starts, 1);  // the launch call -> the graph
+}
+}  // namespace
