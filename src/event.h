@@ -9,9 +9,10 @@ namespace nsystrace {
 
 // Row kinds of trace_events, in the order their sources are merged at equal timestamps.
 enum class Kind : uint8_t {
-  nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel, osrt, sched, cuda_event, diagnostic, graph
+  nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel, osrt, sched, cuda_event, diagnostic, graph,
+  cudnn, cublas, mpi, cuda_graph
 };
-constexpr int kKindCount = 12;
+constexpr int kKindCount = 16;
 constexpr uint32_t kAllKinds = (1u << kKindCount) - 1;
 inline uint32_t kind_bit(Kind k) { return 1u << static_cast<int>(k); }
 const char* kind_name(Kind kind);
@@ -64,7 +65,7 @@ struct SourceEvent {
 
 // One row of trace_events.
 struct TraceRow {
-  // (rowid in its source table << 4) | kind: unique and the same in every query, so SQLite can tell rows apart
+  // (rowid in its source table << 5) | kind: unique and the same in every query, so SQLite can tell rows apart
   // across scans (e.g. when it answers an OR with one scan per term).
   int64_t rowid = 0;
   Kind kind = Kind::nvtx;

@@ -15,7 +15,8 @@ namespace nsystrace {
 namespace {
 
 const char* const kKindNames[kKindCount] = {"nvtx",        "cuda_api", "kernel", "memcpy",     "memset",    "sync",
-                                            "nvtx_kernel", "osrt",     "sched",  "cuda_event", "diagnostic", "graph"};
+                                            "nvtx_kernel", "osrt",     "sched",  "cuda_event", "diagnostic", "graph",
+                                            "cudnn",       "cublas",   "mpi",    "cuda_graph"};
 
 // Labels used when an export has no ENUM_* tables (before 2022.4); same text as the tables.
 const char* builtin_memcpy_kind(int64_t id) {
@@ -536,8 +537,10 @@ class SyncSource final : public GpuSource {
   std::string name_scratch_;
 };
 
-// Calls on a CPU thread, named through StringIds: CUDA runtime and driver API calls (CUPTI_ACTIVITY_KIND_RUNTIME,
-// which carry the correlation id GPU work points back to) and OS runtime calls (OSRT_API).
+// Calls on a CPU thread, named through StringIds (nameId): CUDA runtime and driver API calls
+// (CUPTI_ACTIVITY_KIND_RUNTIME, which carry the correlation id GPU work points back to), OS runtime calls (OSRT_API),
+// cuDNN and cuBLAS calls (CUDNN_EVENTS, CUBLAS_EVENTS), and CUDA graph / graph node creation (CUDA_GRAPH_EVENTS,
+// CUDA_GRAPH_NODE_EVENTS). Columns as in NVIDIA's export schema; absent ones read as NULL.
 class CallSource final : public EventSource {
  public:
   CallSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
@@ -552,7 +555,10 @@ class CallSource final : public EventSource {
     correlation_ = kind == Kind::cuda_api ? b_.column("correlationId") : b_.expression("NULL");
     event_class_ = kind == Kind::cuda_api ? b_.column("eventClass") : b_.expression("NULL");
     nesting_ = b_.column("nestingLevel");
-    unnamed_ = kind == Kind::cuda_api ? kUnnamedApiCall : "[unnamed OS runtime call]";
+    graph_id_ = b_.column("graphId");
+    graph_node_id_ = b_.column("graphNodeId");
+    graph_exec_id_ = b_.column("graphExecId");
+    unnamed_ = kind == Kind::cuda_api ? kUnnamedApiCall : "[unnamed call]";
     event_.kind = kind;
     event_.placement = Placement::cpu_thread;
     prepare(t, b_.select_list(), f, Shape{});
@@ -584,6 +590,9 @@ class CallSource final : public EventSource {
       else o.integer("event_class", c);
     }
     if (!stmt_.is_null(nesting_)) o.integer("nesting_level", stmt_.int64(nesting_));
+    if (!stmt_.is_null(graph_id_)) o.integer("graph_id", stmt_.int64(graph_id_));
+    if (!stmt_.is_null(graph_node_id_)) o.integer("graph_node_id", stmt_.int64(graph_node_id_));
+    if (!stmt_.is_null(graph_exec_id_)) o.integer("graph_exec_id", stmt_.int64(graph_exec_id_));
     if (!stmt_.is_null(callchain_) && (kind_ == Kind::cuda_api || stmt_.int64(callchain_) != 0))
       o.integer("callchain_id", stmt_.int64(callchain_));
     o.close();
@@ -593,7 +602,8 @@ class CallSource final : public EventSource {
   SelectBuilder b_;
   Kind kind_;
   const char* unnamed_;
-  int global_tid_, correlation_, name_id_, return_value_, event_class_, nesting_, callchain_;
+  int global_tid_, correlation_, name_id_, return_value_, event_class_, nesting_, callchain_, graph_id_,
+      graph_node_id_, graph_exec_id_;
   std::string name_scratch_;
 };
 
@@ -711,6 +721,51 @@ class NvtxSource final : public EventSource {
   std::string name_scratch_;
 };
 
+
+// MPI calls (MPI_P2P_EVENTS, MPI_COLLECTIVES_EVENTS, MPI_START_WAIT_EVENTS, MPI_OTHER_EVENTS): on their thread,
+// named by the registered string textId (the MPI function), with their message parameters in args.
+class MpiSource final : public EventSource {
+ public:
+  MpiSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f, const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t) {
+    interval_first(b_);
+    global_tid_ = b_.column("globalTid");
+    text_id_ = b_.column("textId");
+    static const char* const params[] = {"remoteRank", "rootRank", "tag", "size", "recvSize", "commHandle",
+                                         "requestHandle"};
+    for (int i = 0; i < 7; ++i) params_[i] = b_.column(params[i]);
+    event_.kind = Kind::mpi;
+    event_.placement = Placement::cpu_thread;
+    prepare(t, b_.select_list(), f, Shape{});
+  }
+  Kind kind() const override { return Kind::mpi; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    return string_column_condition("textId", m, binds);
+  }
+  bool read_row() override {
+    read_interval(true);  // an MPI call may have no end (still running when collection stopped)
+    if (end_was_null()) event_.dur = 0;
+    event_.has_global_id = !stmt_.is_null(global_tid_);
+    event_.global_id = event_.has_global_id ? stmt_.int64(global_tid_) : 0;
+    event_.name = string_or_placeholder(text_id_, name_scratch_);
+    if (stmt_.is_null(text_id_)) event_.name = "[unnamed MPI call]";
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    static const char* const keys[] = {"remote_rank", "root_rank", "tag", "size", "recv_size", "comm_handle",
+                                       "request_handle"};
+    JsonObject o(out);
+    for (int i = 0; i < 7; ++i)
+      if (!stmt_.is_null(params_[i])) o.integer(keys[i], stmt_.int64(params_[i]));
+    if (end_was_null()) o.boolean("no_end", true);
+    o.close();
+  }
+
+ private:
+  SelectBuilder b_;
+  int global_tid_, text_id_, params_[7];
+  std::string name_scratch_;
+};
 
 // Thread scheduling (SCHED_EVENTS): each sched-in record starts a "Running on CPU n" slice on a track beside its
 // thread, ending at the thread's next record (its sched-out), or at the end of the profile when there is none.
@@ -907,6 +962,13 @@ std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const Profil
   open_one<CallSource>(out, db, catalog, filter, report, Kind::osrt, "OSRT_API", false, Kind::osrt);
   open_one<SchedSource>(out, db, catalog, filter, report, Kind::sched, "SCHED_EVENTS", false);
   open_one<GraphSource>(out, db, catalog, filter, report, Kind::graph, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", true);
+  open_one<CallSource>(out, db, catalog, filter, report, Kind::cudnn, "CUDNN_EVENTS", false, Kind::cudnn);
+  open_one<CallSource>(out, db, catalog, filter, report, Kind::cublas, "CUBLAS_EVENTS", false, Kind::cublas);
+  open_one<CallSource>(out, db, catalog, filter, report, Kind::cuda_graph, "CUDA_GRAPH_EVENTS", false, Kind::cuda_graph);
+  open_one<CallSource>(out, db, catalog, filter, report, Kind::cuda_graph, "CUDA_GRAPH_NODE_EVENTS", false,
+                       Kind::cuda_graph);
+  for (const char* table : {"MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"})
+    open_one<MpiSource>(out, db, catalog, filter, report, Kind::mpi, table, false);
   open_one<CudaEventSource>(out, db, catalog, filter, report, Kind::cuda_event, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", true);
   open_one<DiagnosticSource>(out, db, catalog, filter, report, Kind::diagnostic, "DIAGNOSTIC_EVENT", false);
   return out;

@@ -278,3 +278,21 @@ TEST_F(Fixture, GraphLaunchesTracedPerGraphAreSlicesAndProject) {
   EXPECT_EQ(t.flow_starts, 1);  // the launch call -> the graph
 }
 }  // namespace
+
+namespace {
+TEST_F(Fixture, CudnnCublasGraphCreationAndMpiCalls) {
+  load("libraries");
+  EXPECT_EQ(db.rows("select kind, name, ts, dur, thread_name, args from trace_events order by ts"),
+            (Rows{{"cudnn", "cudnnConvolutionForward", "1000", "500", "main", "{}"},
+                  {"cublas", "cublasSgemm_v2", "2000", "300", "main", "{}"},
+                  {"cuda_graph", "cudaGraphAddKernelNode_v10000", "2500", "100", "main", "{\"graph_node_id\":11}"},
+                  {"cuda_graph", "cudaGraphInstantiate_v12000", "3000", "400", "main",
+                   "{\"graph_id\":4,\"graph_exec_id\":8}"},
+                  {"mpi", "MPI_Send", "4000", "100", "main", "{\"remote_rank\":1,\"tag\":7,\"size\":4096}"},
+                  {"mpi", "MPI_Allreduce", "5000", "0", "main", "{\"size\":1024,\"recv_size\":1024,\"no_end\":true}"}}));
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name = 'MPI_Send'"), 1);  // name pushdown via textId
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["mpi"], 2);
+  EXPECT_EQ(t.per_cat["cuda_graph"], 2);
+}
+}  // namespace

@@ -78,11 +78,11 @@ TEST_F(Pushdown, OrAndInAreOneScanWithStableRowids) {
   EXPECT_NE(plan("select * from trace_events where name in ('forward', 'backward')").find("name_in"), std::string::npos);
   expect_same_rows("name in ('forward', 'Memset', 'nope')", "+name in ('forward', 'Memset', 'nope')");
   expect_same_rows("kind = 'memset' or name = 'forward'", "+kind = 'memset' or +name = 'forward'");
-  // rowid = (rowid in the source table << 4) | kind: the same whatever the query.
+  // rowid = (rowid in the source table << 5) | kind: the same whatever the query.
   EXPECT_EQ(db.rows("select rowid from trace_events where kind = 'kernel' and ts > 2100000000 order by rowid"),
             db.rows("select rowid from trace_events where +kind = 'kernel' and +ts > 2100000000 order by rowid"));
   EXPECT_EQ(db.integer("select count(distinct rowid) = count(*) from trace_events"), 1);
-  EXPECT_EQ(db.rows("select rowid >> 4 from trace_events where kind = 'memset' order by 1"),
+  EXPECT_EQ(db.rows("select rowid >> 5 from trace_events where kind = 'memset' order by 1"),
             db.rows("select rowid from CUPTI_ACTIVITY_KIND_MEMSET order by 1"));
 }
 
