@@ -37,7 +37,9 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   append_json_string(out_, ev.name);
   out_.append(",\"cat\":");
   append_json_string(out_, ev.kind);
-  out_.append(ev.has_dur ? ",\"ph\":\"X\",\"ts\":" : ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+  // gpu_metric rows are counter samples; other rows without a duration are instants.
+  if (ev.kind == "gpu_metric") out_.append(",\"ph\":\"C\",\"ts\":");
+  else out_.append(ev.has_dur ? ",\"ph\":\"X\",\"ts\":" : ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
   append_ns_as_us(out_, ev.ts);
   if (ev.has_dur) {
     out_.append(",\"dur\":");

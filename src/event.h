@@ -10,9 +10,9 @@ namespace nsystrace {
 // Row kinds of trace_events, in the order their sources are merged at equal timestamps.
 enum class Kind : uint8_t {
   nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel, osrt, sched, cuda_event, diagnostic, graph,
-  cudnn, cublas, mpi, cuda_graph
+  cudnn, cublas, mpi, cuda_graph, gpu_metric
 };
-constexpr int kKindCount = 16;
+constexpr int kKindCount = 17;
 constexpr uint32_t kAllKinds = (1u << kKindCount) - 1;
 inline uint32_t kind_bit(Kind k) { return 1u << static_cast<int>(k); }
 const char* kind_name(Kind kind);
@@ -28,6 +28,7 @@ enum class Placement : uint8_t {
   cpu_sched,   // when a thread ran on which CPU: a track of its own beside the thread
   cpu_nccl,    // NVTX ranges of the NCCL domain: a track of their own beside their thread
   process,     // process-wide events (diagnostics): a "Diagnostics" track of the process
+  gpu_metrics, // sampled GPU counters: one process per metrics source (typeId), a counter track per metric
 };
 
 // Chrome pids: OS pids are below 2^24 (nsys keeps 24 bits), so GPU d gets pid kGpuPidBase + d. When several

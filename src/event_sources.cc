@@ -16,7 +16,7 @@ namespace {
 
 const char* const kKindNames[kKindCount] = {"nvtx",        "cuda_api", "kernel", "memcpy",     "memset",    "sync",
                                             "nvtx_kernel", "osrt",     "sched",  "cuda_event", "diagnostic", "graph",
-                                            "cudnn",       "cublas",   "mpi",    "cuda_graph"};
+                                            "cudnn",       "cublas",   "mpi",    "cuda_graph", "gpu_metric"};
 
 // Labels used when an export has no ENUM_* tables (before 2022.4); same text as the tables.
 const char* builtin_memcpy_kind(int64_t id) {
@@ -137,6 +137,10 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
     int64_t pid = pid_in_report(*filter.pid, report_.index).value_or(-1);
     switch (shape.pid) {
       case PidColumn::device: where += " AND deviceId = ?"; binds.push_back(pid - kGpuPidBase); break;
+      case PidColumn::metric_type:  // GPU metrics processes: pid 2^24 + 2^23 + typeId
+        where += " AND typeId = ?";
+        binds.push_back(pid - kGpuPidBase - (int64_t{1} << 23));
+        break;
       case PidColumn::thread: where += " AND ((globalTid >> 24) & 16777215) = ?"; binds.push_back(pid); break;
       case PidColumn::process: where += " AND ((globalPid >> 24) & 16777215) = ?"; binds.push_back(pid); break;
     }
@@ -767,6 +771,61 @@ class MpiSource final : public EventSource {
   std::string name_scratch_;
 };
 
+// Sampled GPU counters (GPU_METRICS: timestamp, typeId, metricId, value), named by TARGET_INFO_GPU_METRICS
+// (typeId, metricId -> metricName; typeId -> typeName): one counter sample (Chrome "C" event) per row.
+class GpuMetricSource final : public EventSource {
+ public:
+  GpuMetricSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+                  const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t) {
+    b_.column("timestamp");
+    b_.expression("NULL");
+    b_.expression("rowid");
+    type_ = b_.column("typeId");
+    metric_ = b_.column("metricId");
+    value_ = b_.column("value");
+    if (const TableInfo* names = catalog.schema().table("TARGET_INFO_GPU_METRICS");
+        names && names->has("typeId") && names->has("metricId") && names->has("metricName")) {
+      Statement s(db, "SELECT typeId, metricId, metricName FROM " + catalog.schema().qualified("TARGET_INFO_GPU_METRICS"));
+      while (s.step())
+        if (!s.is_null(0) && !s.is_null(1)) names_[{s.int64(0), s.int64(1)}] = std::string(s.text(2));
+    }
+    event_.kind = Kind::gpu_metric;
+    event_.placement = Placement::gpu_metrics;
+    event_.instant = true;
+    event_.has_global_id = false;
+    prepare(t, b_.select_list(), f, Shape{PidColumn::metric_type, "", "timestamp", ""});
+  }
+  Kind kind() const override { return Kind::gpu_metric; }
+  bool read_row() override {
+    read_interval(true);
+    event_.dur = 0;
+    int64_t type = stmt_.is_null(type_) ? 0 : stmt_.int64(type_);
+    int64_t metric = stmt_.is_null(metric_) ? 0 : stmt_.int64(metric_);
+    event_.device_id = type;  // the metrics source: placed on its own process (see TrackLayout)
+    auto it = names_.find({type, metric});
+    if (it != names_.end()) {
+      event_.name = it->second;
+    } else {
+      name_scratch_ = fmt::format("metric {}", metric);
+      event_.name = name_scratch_;
+    }
+    return true;
+  }
+  void write_args(std::string& out) const override {
+    JsonObject o(out);
+    if (stmt_.type(value_) == SQLITE_INTEGER) o.integer("value", stmt_.int64(value_));
+    else if (!stmt_.is_null(value_)) o.real("value", stmt_.real(value_));
+    o.close();
+  }
+
+ private:
+  SelectBuilder b_;
+  int type_, metric_, value_;
+  std::map<std::pair<int64_t, int64_t>, std::string> names_;
+  std::string name_scratch_;
+};
+
 // Thread scheduling (SCHED_EVENTS): each sched-in record starts a "Running on CPU n" slice on a track beside its
 // thread, ending at the thread's next record (its sched-out), or at the end of the profile when there is none.
 class SchedSource final : public EventSource {
@@ -913,7 +972,7 @@ void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const
   if (t == nullptr) return;  // absent table = no events (nsys creates tables lazily)
   std::vector<const char*> required = {"start", "end"};
   if (kind == Kind::sched) required = {"start", "isSchedIn", "globalTid"};
-  if (kind == Kind::cuda_event || kind == Kind::diagnostic) required = {"timestamp"};
+  if (kind == Kind::cuda_event || kind == Kind::diagnostic || kind == Kind::gpu_metric) required = {"timestamp"};
   if (kind == Kind::cuda_event && !t->has("timestamp")) {
     out.push_back(std::make_unique<UnplaceableRows>(db, catalog, kind, table));
     return;
@@ -967,6 +1026,7 @@ std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const Profil
   open_one<CallSource>(out, db, catalog, filter, report, Kind::cuda_graph, "CUDA_GRAPH_EVENTS", false, Kind::cuda_graph);
   open_one<CallSource>(out, db, catalog, filter, report, Kind::cuda_graph, "CUDA_GRAPH_NODE_EVENTS", false,
                        Kind::cuda_graph);
+  open_one<GpuMetricSource>(out, db, catalog, filter, report, Kind::gpu_metric, "GPU_METRICS", true);
   for (const char* table : {"MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"})
     open_one<MpiSource>(out, db, catalog, filter, report, Kind::mpi, table, false);
   open_one<CudaEventSource>(out, db, catalog, filter, report, Kind::cuda_event, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", true);

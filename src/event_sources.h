@@ -63,7 +63,7 @@ class EventSource {
   // For a StringIds reference column whose name can also be a "[missing string N]" placeholder.
   std::string string_column_condition(const char* column, const NameMatch& m, Binds& binds) const;
   // How a pid constraint reads on a table: GPU device, thread (globalTid) or process (globalPid).
-  enum class PidColumn { device, thread, process };
+  enum class PidColumn { device, thread, process, metric_type };
   // Where and how a reader reads: the table (or a subquery over it, as `from_sql`), its time column, its end
   // column ("" for instants).
   struct Shape {

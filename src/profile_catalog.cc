@@ -12,7 +12,7 @@ const char* const kEventTables[] = {
     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API", "SCHED_EVENTS",
     "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "DIAGNOSTIC_EVENT", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUDNN_EVENTS",
     "CUBLAS_EVENTS", "CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS", "MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS",
-    "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS", nullptr};
+    "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS", "GPU_METRICS", nullptr};
 
 void StringTable::load(sqlite3* db, const ExportSchema& schema) {
   const TableInfo* t = schema.table("StringIds");
@@ -59,6 +59,11 @@ std::shared_ptr<ProfileCatalog> ProfileCatalog::load(sqlite3* db, const std::str
   c->load_enum(db, "ENUM_CUDA_MEM_KIND", c->memory_kinds_);
   c->load_enum(db, "ENUM_CUPTI_SYNC_TYPE", c->sync_types_);
   c->load_export_metadata(db);
+  if (const TableInfo* t = c->schema_.table("TARGET_INFO_GPU_METRICS"); t && t->has("typeId") && t->has("typeName")) {
+    Statement s(db, "SELECT DISTINCT typeId, typeName FROM " + c->schema_.qualified("TARGET_INFO_GPU_METRICS"));
+    while (s.step())
+      if (!s.is_null(0) && !s.is_null(1)) c->gpu_metric_types_[s.int64(0)] = std::string(s.text(1));
+  }
   return c;
 }
 

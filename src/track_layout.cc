@@ -47,6 +47,7 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
     case Placement::gpu_nvtx: key = Key{space, ev.device_id, ev.global_id, 0}; break;
     case Placement::cpu_sched: key = Key{space, ev.global_id, 0, 0}; break;
     case Placement::cpu_nccl: key = Key{space, ev.global_id, 0, 0}; break;
+    case Placement::gpu_metrics: key = Key{space, ev.device_id, 0, 0}; break;
     case Placement::process: key = Key{space, process_key_of(ev.global_id), 0, 0}; break;
   }
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
@@ -55,7 +56,21 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
     Track t;
     std::string name;
     int64_t report_base = ev.report * kReportPidStride;
-    if (ev.placement == Placement::process) {
+    if (ev.placement == Placement::gpu_metrics) {
+      // One process per metrics source, after the GPUs (pids 2^24 + 2^23 + typeId).
+      t.pid = static_cast<int32_t>(report_base + kGpuPidBase + (int64_t{1} << 23) + (ev.device_id & 0x7FFFFF));
+      auto it = processes_.find(t.pid);
+      if (it == processes_.end()) {
+        Process p;
+        const std::string* type_name = catalog(ev).gpu_metrics_type_name(ev.device_id);
+        p.name = type_name ? fmt::format("GPU metrics: {}", *type_name) : fmt::format("GPU metrics (type {})", ev.device_id);
+        const ReportContext& report = reports_[ev.report];
+        if (report.labelled) p.name = fmt::format("[{}] {}", report.schema, p.name);
+        processes_.emplace(t.pid, std::move(p));
+      }
+      t.base_tid = 0;
+      name = "Counters";
+    } else if (ev.placement == Placement::process) {
       t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
       t.base_tid = process(t.pid, ev).next_free_base--;
       name = "Diagnostics";

@@ -296,3 +296,20 @@ TEST_F(Fixture, CudnnCublasGraphCreationAndMpiCalls) {
   EXPECT_EQ(t.per_cat["cuda_graph"], 2);
 }
 }  // namespace
+
+namespace {
+TEST_F(Fixture, GpuMetricsAreCounterTracks) {
+  load("gpu_metrics");
+  EXPECT_EQ(db.rows("select name, ts, dur, pid, process_name, args from trace_events order by ts, name"),
+            (Rows{{"DRAM Read Bandwidth", "1000", "NULL", "25165825", "GPU metrics: GPU 0 - GH100", "{\"value\":12}"},
+                  {"SMs Active", "1000", "NULL", "25165825", "GPU metrics: GPU 0 - GH100", "{\"value\":40}"},
+                  {"SMs Active", "2000", "NULL", "25165825", "GPU metrics: GPU 0 - GH100", "{\"value\":75}"}}));
+  std::string json = db.text("select chrome_trace(*) from trace_events");
+  EXPECT_NE(json.find("{\"name\":\"SMs Active\",\"cat\":\"gpu_metric\",\"ph\":\"C\",\"ts\":2,\"pid\":25165825,\"tid\":0,"
+                      "\"args\":{\"value\":75}}"),
+            std::string::npos);
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["gpu_metric"], 3);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where pid = 25165825"), 3);  // pid pushdown on typeId
+}
+}  // namespace

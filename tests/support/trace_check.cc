@@ -38,6 +38,12 @@ TraceSummary check_trace(const std::string& json) {
       (ph == "s" ? t.flow_starts : t.flow_ends)++;
       continue;
     }
+    if (ph == "C") {  // counter samples: no track nesting, no thread metadata needed
+      t.per_cat[e.str("cat")]++;
+      const testjson::Value* args = e.get("args");
+      if (args == nullptr || args->get("value") == nullptr) t.problems.push_back("counter sample without a value");
+      continue;
+    }
     if (ph != "X" && ph != "i") {
       t.problems.push_back("unexpected phase " + ph);
       continue;
