@@ -97,16 +97,51 @@ std::string ScanFilter::describe() const {
   return s;
 }
 
-bool EventSource::next() {
-  if (!stmt_) return false;
-  while (stmt_.step()) {
-    if (stmt_.is_null(0)) {
+bool EventSource::step_stream(Statement& s, bool main) {
+  while (s.step()) {
+    if (s.is_null(0)) {
       ++skipped_;  // no start time: cannot be placed on a timeline; counted, not silently lost
       continue;
     }
-    if (read_row()) return true;
+    // The main stream passes over the stragglers (they come, sorted, from the other stream). Both are in rowid
+    // order, so one cursor into the list suffices.
+    if (main && next_straggler_ < straggler_rowids_.size() && s.int64(2) == straggler_rowids_[next_straggler_]) {
+      ++next_straggler_;
+      continue;
+    }
+    return true;
   }
   return false;
+}
+
+// (start, longest first) order of the two streams' current rows: is the stragglers' row first?
+bool EventSource::stragglers_first() const {
+  int64_t a = stragglers_.int64(0), b = stmt_.int64(0);
+  if (a != b) return a < b;
+  int64_t ea = stragglers_.is_null(1) ? INT64_MAX : stragglers_.int64(1);
+  int64_t eb = stmt_.is_null(1) ? INT64_MAX : stmt_.int64(1);
+  return ea > eb;
+}
+
+bool EventSource::next() {
+  if (!stmt_) return false;
+  for (;;) {
+    // stmt_ always holds the stream whose row was consumed last (or both start fresh); stragglers_, the other.
+    if (!started_) {
+      started_ = true;
+      has_row_ = step_stream(stmt_, true);
+      has_straggler_ = stragglers_ ? step_stream(stragglers_, false) : false;
+    } else {
+      has_row_ = step_stream(stmt_, main_in_stmt_);
+    }
+    if (has_straggler_ && (!has_row_ || stragglers_first())) {
+      std::swap(stmt_, stragglers_);
+      std::swap(has_row_, has_straggler_);
+      main_in_stmt_ = !main_in_stmt_;
+    }
+    if (!has_row_) return false;
+    if (read_row()) return true;
+  }
 }
 
 void EventSource::prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter,
@@ -150,19 +185,34 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   // Readers must yield (start, longest first). Exports nearly always store events in that order already: a
   // cheap pass over start/end checks it, and then the rows are read as stored, sparing SQLite a full sort of
   // every table (the largest single cost of a scan). Otherwise SQLite sorts.
-  std::string order;
-  if (!shape.end.empty()) {
-    const std::string end = quote_identifier(shape.end);
-    Statement check(db_, "SELECT " + time + ", " + end + from);
-    bind_all(check, binds);
-    if (!stored_in_scan_order(check)) order = " ORDER BY " + time + ", " + end + " IS NULL DESC, " + end + " DESC";
+  // When only a few rows are out of place (exports are written nearly in order), the rest is read as stored and
+  // those few ("stragglers") are read apart, sorted, and merged back in next(): no sort of the whole table.
+  const std::string end = shape.end.empty() ? std::string("NULL") : quote_identifier(shape.end);
+  const std::string order = shape.end.empty() ? " ORDER BY " + time
+                                              : " ORDER BY " + time + ", " + end + " IS NULL DESC, " + end + " DESC";
+  const bool has_rowid = shape.from_sql.empty();
+  Statement check(db_, "SELECT " + time + ", " + end + (has_rowid ? ", rowid" : ", NULL") + from);
+  bind_all(check, binds);
+  std::vector<int64_t> stragglers;
+  bool nearly_sorted = find_stragglers(check, has_rowid ? 4096 : 0, stragglers);
+  if (!nearly_sorted) {
+    stmt_ = Statement(db_, "SELECT " + select_list + from + order);
+    bind_all(stmt_, binds);
+  } else if (stragglers.empty()) {
+    stmt_ = Statement(db_, "SELECT " + select_list + from);
+    bind_all(stmt_, binds);
   } else {
-    Statement check(db_, "SELECT " + time + ", NULL" + from);
-    bind_all(check, binds);
-    if (!stored_in_scan_order(check)) order = " ORDER BY " + time;
+    std::string list = "[";
+    for (size_t i = 0; i < stragglers.size(); ++i) list += (i ? "," : "") + std::to_string(stragglers[i]);
+    list += "]";
+    Binds with_list = binds;
+    with_list.emplace_back(list);
+    stmt_ = Statement(db_, "SELECT " + select_list + from);
+    bind_all(stmt_, binds);
+    stragglers_ = Statement(db_, "SELECT " + select_list + from + " AND rowid IN (SELECT value FROM json_each(?))" + order);
+    bind_all(stragglers_, with_list);
+    straggler_rowids_ = std::move(stragglers);
   }
-  stmt_ = Statement(db_, "SELECT " + select_list + from + order);
-  bind_all(stmt_, binds);
 }
 
 void EventSource::bind_all(Statement& s, const Binds& binds) {
@@ -216,17 +266,22 @@ std::string EventSource::string_column_condition(const char* column, const NameM
   return cond + " OR " + col + " IS NULL)";
 }
 
-bool EventSource::stored_in_scan_order(Statement& check) {
+bool EventSource::find_stragglers(Statement& check, size_t max_stragglers, std::vector<int64_t>& stragglers) {
+  // A row is a straggler when it sorts before the last row kept: what is kept is then in order by construction.
   bool first = true;
-  int64_t prev_start = 0, prev_end = 0;
+  int64_t last_start = 0, last_end = 0;
   while (check.step()) {
     if (check.is_null(0)) continue;  // skipped by next() wherever they are
     int64_t start = check.int64(0);
     int64_t end = check.is_null(1) ? INT64_MAX : check.int64(1);  // an open range sorts as the longest
-    if (!first && (start < prev_start || (start == prev_start && end > prev_end))) return false;
+    if (!first && (start < last_start || (start == last_start && end > last_end))) {
+      if (stragglers.size() >= max_stragglers) return false;
+      stragglers.push_back(check.int64(2));
+      continue;
+    }
     first = false;
-    prev_start = start;
-    prev_end = end;
+    last_start = start;
+    last_end = end;
   }
   return true;
 }

@@ -77,8 +77,11 @@ class EventSource {
   void prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter, const Shape& shape);
   // Fills event_ from the statement's current row; false to skip the row.
   virtual bool read_row() = 0;
-  // True when the rows of `check` (start, end) come in (start, end descending) order.
-  static bool stored_in_scan_order(Statement& check);
+  // Reads `check` (start, end, rowid) as stored: false when more than max_stragglers rows are out of
+  // (start, end descending) order; else their rowids are in `stragglers` (empty: the table is in order).
+  static bool find_stragglers(Statement& check, size_t max_stragglers, std::vector<int64_t>& stragglers);
+  bool step_stream(Statement& s, bool main);
+  bool stragglers_first() const;
   static void bind_all(Statement& s, const Binds& binds);
   // Reads start/end/rowid at columns 0/1/2 into event_ (clamping end < start to a zero duration).
   bool read_interval(bool end_may_be_null);
@@ -87,7 +90,11 @@ class EventSource {
   sqlite3* db_;
   const ProfileCatalog& catalog_;
   ReportContext report_;
-  Statement stmt_;
+  Statement stmt_;        // the stream the current row comes from
+  Statement stragglers_;  // the few rows stored out of order, sorted (may be unused)
+  bool started_ = false, has_row_ = false, has_straggler_ = false, main_in_stmt_ = true;
+  std::vector<int64_t> straggler_rowids_;  // in the order the main stream meets them
+  size_t next_straggler_ = 0;
   SourceEvent event_;
   uint64_t skipped_ = 0, invalid_ends_ = 0;
   bool end_was_null_ = false, end_invalid_ = false;
