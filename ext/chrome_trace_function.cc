@@ -69,7 +69,6 @@ struct Aggregate {
   uint64_t cursor_id = 0, generation = 0;
   int64_t last_row = 0;
   std::shared_ptr<const ProfileCatalog> catalog;
-  std::map<std::string, uint64_t> skipped;
 };
 
 struct Slot {

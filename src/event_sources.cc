@@ -67,35 +67,6 @@ std::optional<Kind> kind_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::string ScanFilter::describe() const {
-  if (impossible) return "no rows (contradictory constraints)";
-  std::string s;
-  if (kinds != kAllKinds) {
-    s += "kind IN (";
-    bool first = true;
-    for (int i = 0; i < kKindCount; ++i) {
-      if (kinds & (1u << i)) {
-        s += first ? "" : ",";
-        s += kKindNames[i];
-        first = false;
-      }
-    }
-    s += ") ";
-  }
-  if (ts_min) s += fmt::format("ts>={} ", *ts_min);
-  if (ts_max) s += fmt::format("ts<={} ", *ts_max);
-  if (pid) s += fmt::format("pid={} ", *pid);
-  if (!schemas.empty()) {
-    s += "schema IN (";
-    for (size_t i = 0; i < schemas.size(); ++i) s += (i ? "," : "") + schemas[i];
-    s += ") ";
-  }
-  for (const auto& alternatives : names)
-    for (const auto& n : alternatives) s += fmt::format("name {} '{}' ", n.sql_operator(), n.pattern);
-  if (s.empty()) return "full scan";
-  s.pop_back();
-  return s;
-}
 
 bool EventSource::step_stream(Statement& s, bool main) {
   while (s.step()) {

@@ -30,7 +30,6 @@ struct ScanFilter {
   bool impossible = false;     // the constraints exclude every row
 
   bool wants(Kind k) const { return !impossible && (kinds & kind_bit(k)) != 0; }
-  std::string describe() const;  // for idxStr / EXPLAIN QUERY PLAN
 };
 
 class EventSource {
