@@ -257,6 +257,10 @@ bool EventSource::find_stragglers(Statement& check, size_t max_stragglers, std::
   return true;
 }
 
+void EventSource::optional_int(JsonObject& o, std::string_view key, int col) const {
+  if (!stmt_.is_null(col)) o.integer(key, stmt_.int64(col));
+}
+
 bool EventSource::read_interval(bool end_may_be_null) {
   int64_t start = stmt_.int64(0);
   event_.source_rowid = stmt_.int64(2);
@@ -314,11 +318,8 @@ class GpuSource : public EventSource {
     return true;
   }
   void common_args(JsonObject& o, const GpuColumns& c) const {
-    if (!stmt_.is_null(c.correlation)) o.integer("correlation_id", stmt_.int64(c.correlation));
-    if (!stmt_.is_null(c.context)) o.integer("context_id", stmt_.int64(c.context));
-  }
-  void optional_int(JsonObject& o, std::string_view key, int col) const {
-    if (!stmt_.is_null(col)) o.integer(key, stmt_.int64(col));
+    optional_int(o, "correlation_id", c.correlation);
+    optional_int(o, "context_id", c.context);
   }
 };
 
@@ -611,18 +612,18 @@ class CallSource final : public EventSource {
   }
   void write_args(std::string& out) const override {
     JsonObject o(out);
-    if (!stmt_.is_null(correlation_)) o.integer("correlation_id", stmt_.int64(correlation_));
-    if (!stmt_.is_null(return_value_)) o.integer("return_value", stmt_.int64(return_value_));
+    optional_int(o, "correlation_id", correlation_);
+    optional_int(o, "return_value", return_value_);
     if (!stmt_.is_null(event_class_)) {
       int64_t c = stmt_.int64(event_class_);
       if (c == 0) o.string("api", "runtime");
       else if (c == 1) o.string("api", "driver");
       else o.integer("event_class", c);
     }
-    if (!stmt_.is_null(nesting_)) o.integer("nesting_level", stmt_.int64(nesting_));
-    if (!stmt_.is_null(graph_id_)) o.integer("graph_id", stmt_.int64(graph_id_));
-    if (!stmt_.is_null(graph_node_id_)) o.integer("graph_node_id", stmt_.int64(graph_node_id_));
-    if (!stmt_.is_null(graph_exec_id_)) o.integer("graph_exec_id", stmt_.int64(graph_exec_id_));
+    optional_int(o, "nesting_level", nesting_);
+    optional_int(o, "graph_id", graph_id_);
+    optional_int(o, "graph_node_id", graph_node_id_);
+    optional_int(o, "graph_exec_id", graph_exec_id_);
     if (!stmt_.is_null(callchain_) && (kind_ == Kind::cuda_api || stmt_.int64(callchain_) != 0))
       o.integer("callchain_id", stmt_.int64(callchain_));
     o.close();
@@ -727,7 +728,7 @@ class NvtxSource final : public EventSource {
     else if (!stmt_.is_null(json_text_id_)) o.string("payload_json", string_or_placeholder(json_text_id_, scratch));
     int64_t type = stmt_.int64(type_);
     if (type == 60 || type == 71) o.string("range", "start/end");
-    if (!stmt_.is_null(range_id_)) o.integer("range_id", stmt_.int64(range_id_));
+    optional_int(o, "range_id", range_id_);
     if (!stmt_.is_null(end_global_tid_) && !stmt_.is_null(global_tid_) &&
         stmt_.int64(end_global_tid_) != stmt_.int64(global_tid_))
       o.integer("end_tid", os_tid_of(stmt_.int64(end_global_tid_)));
@@ -964,9 +965,6 @@ class DiagnosticSource final : public EventSource {
   }
 
  private:
-  void optional_int(JsonObject& o, std::string_view key, int col) const {
-    if (!stmt_.is_null(col)) o.integer(key, stmt_.int64(col));
-  }
   SelectBuilder b_;
   int text_, severity_, source_, global_pid_;
 };

@@ -13,6 +13,8 @@
 
 namespace nsystrace {
 
+class JsonObject;
+
 // A constraint on trace_events.name: name = 'x', name LIKE 'x%', name GLOB 'x*'.
 struct NameMatch {
   enum class Op { eq, like, glob } op;
@@ -85,6 +87,8 @@ class EventSource {
   // Reads start/end/rowid at columns 0/1/2 into event_ (clamping end < start to a zero duration).
   bool read_interval(bool end_may_be_null);
   std::string_view string_or_placeholder(int col, std::string& scratch) const;
+  // Adds "key": <column value> to o unless the column is NULL.
+  void optional_int(JsonObject& o, std::string_view key, int col) const;
 
   sqlite3* db_;
   const ProfileCatalog& catalog_;

@@ -19,14 +19,24 @@ size_t TrackLayout::fit_lane(std::vector<Lane>& lanes, int64_t start, int64_t en
   return lanes.size() - 1;
 }
 
+namespace {
+// Placements drawn under the event's own OS process (the others are under a GPU or a GPU metrics source).
+bool in_os_process(Placement p) {
+  return p == Placement::cpu_thread || p == Placement::cpu_async || p == Placement::cpu_sched ||
+         p == Placement::cpu_nccl || p == Placement::process;
+}
+}  // namespace
+
 TrackLayout::Process& TrackLayout::process(int32_t pid, const SourceEvent& ev) {
   auto it = processes_.find(pid);
   if (it != processes_.end()) return it->second;
   Process p;
-  if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async ||
-      ev.placement == Placement::cpu_sched || ev.placement == Placement::cpu_nccl || ev.placement == Placement::process) {
+  if (in_os_process(ev.placement)) {
     const std::string* name = catalog(ev).process_name(process_key_of(ev.global_id));
     p.name = name ? *name : fmt::format("Process {}", os_pid_of(ev.global_id));
+  } else if (ev.placement == Placement::gpu_metrics) {
+    const std::string* type_name = catalog(ev).gpu_metrics_type_name(ev.device_id);
+    p.name = type_name ? fmt::format("GPU metrics: {}", *type_name) : fmt::format("GPU metrics (type {})", ev.device_id);
   } else {
     const std::string* gpu = catalog(ev).gpu_name(ev.device_id);
     p.name = gpu ? fmt::format("GPU {} ({})", ev.device_id, *gpu) : fmt::format("GPU {}", ev.device_id);
@@ -40,14 +50,14 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
   Key key;
   int space = static_cast<int>(ev.placement) * kMaxReports + ev.report;  // reports never share a track
   switch (ev.placement) {
-    case Placement::cpu_thread: key = Key{space, ev.global_id, 0, 0}; break;
-    case Placement::gpu_stream: key = Key{space, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
-    case Placement::gpu_sync: key = Key{space, ev.device_id, 0, 0}; break;
-    case Placement::cpu_async: key = Key{space, ev.global_id, 0, 0}; break;
-    case Placement::gpu_nvtx: key = Key{space, ev.device_id, ev.global_id, 0}; break;
-    case Placement::cpu_sched: key = Key{space, ev.global_id, 0, 0}; break;
+    case Placement::cpu_thread:
+    case Placement::cpu_async:
+    case Placement::cpu_sched:
     case Placement::cpu_nccl: key = Key{space, ev.global_id, 0, 0}; break;
+    case Placement::gpu_stream: key = Key{space, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
+    case Placement::gpu_sync:
     case Placement::gpu_metrics: key = Key{space, ev.device_id, 0, 0}; break;
+    case Placement::gpu_nvtx: key = Key{space, ev.device_id, ev.global_id, 0}; break;
     case Placement::process: key = Key{space, process_key_of(ev.global_id), 0, 0}; break;
   }
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
@@ -59,23 +69,14 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
     if (ev.placement == Placement::gpu_metrics) {
       // One process per metrics source, after the GPUs (pids 2^24 + 2^23 + typeId).
       t.pid = static_cast<int32_t>(report_base + kGpuPidBase + (int64_t{1} << 23) + (ev.device_id & 0x7FFFFF));
-      auto it = processes_.find(t.pid);
-      if (it == processes_.end()) {
-        Process p;
-        const std::string* type_name = catalog(ev).gpu_metrics_type_name(ev.device_id);
-        p.name = type_name ? fmt::format("GPU metrics: {}", *type_name) : fmt::format("GPU metrics (type {})", ev.device_id);
-        const ReportContext& report = reports_[ev.report];
-        if (report.labelled) p.name = fmt::format("[{}] {}", report.schema, p.name);
-        processes_.emplace(t.pid, std::move(p));
-      }
+      process(t.pid, ev);
       t.base_tid = 0;
       name = "Counters";
     } else if (ev.placement == Placement::process) {
       t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
       t.base_tid = process(t.pid, ev).next_free_base--;
       name = "Diagnostics";
-    } else if (ev.placement == Placement::cpu_thread || ev.placement == Placement::cpu_async ||
-               ev.placement == Placement::cpu_sched || ev.placement == Placement::cpu_nccl) {
+    } else if (in_os_process(ev.placement)) {  // a thread's own track, or one beside it
       t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
       Process& proc = process(t.pid, ev);
       int32_t tid = os_tid_of(ev.global_id);
