@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "ext/connection_state.h"
+#include "ext/vtab_support.h"
 #include "src/chrome_colors.h"
 #include "src/chrome_trace_writer.h"
 #include "src/statement.h"
@@ -95,12 +95,6 @@ void free_aggregate(sqlite3_context* ctx) {
     delete slot->agg;
     slot->agg = nullptr;
   }
-}
-
-std::string_view text_of(sqlite3_value* v) {
-  const unsigned char* p = sqlite3_value_text(v);
-  return p ? std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_value_bytes(v)))
-           : std::string_view();
 }
 
 void step_star(sqlite3_context* ctx, Aggregate& agg) {

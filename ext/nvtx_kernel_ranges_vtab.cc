@@ -88,22 +88,14 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
     if (idx_num == 0) {
       schemas.push_back("main");
     } else {
-      sqlite3_value* v = argv[0];
-      auto add = [&](sqlite3_value* x) {
-        if (sqlite3_value_type(x) == SQLITE_TEXT) schemas.emplace_back(reinterpret_cast<const char*>(sqlite3_value_text(x)));
-      };
-      sqlite3_value* item = nullptr;
-      if (sqlite3_vtab_in_first(v, &item) == SQLITE_OK) {
-        for (int rc = SQLITE_OK; rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item)) add(item);
-      } else {
-        add(v);
-      }
+      for_each_in(argv[0], [&](sqlite3_value* x) {
+        if (sqlite3_value_type(x) == SQLITE_TEXT) schemas.emplace_back(text_of(x));
+      });
     }
     (void)argc;
     for (const std::string& schema : schemas) {
-      Statement exists(vtab->state->db(), "SELECT 1 FROM pragma_database_list WHERE name = ?1");
-      exists.bind(1, schema);
-      if (!exists.step()) continue;  // no such database: no rows (trace_events explains; here the answer is empty)
+      // No such database: no rows (trace_events explains; here the answer is empty).
+      if (!schema_exists(vtab->state->db(), schema)) continue;
       Report r;
       r.schema = schema;
       r.catalog = vtab->state->catalog(schema);

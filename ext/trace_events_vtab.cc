@@ -156,9 +156,7 @@ void apply_ts(ScanFilter& f, const std::string& op, sqlite3_value* v) {
 
 uint32_t kind_mask_of(sqlite3_value* v) {
   if (sqlite3_value_type(v) != SQLITE_TEXT) return 0;
-  std::string_view s(reinterpret_cast<const char*>(sqlite3_value_text(v)),
-                     static_cast<size_t>(sqlite3_value_bytes(v)));
-  auto k = kind_from_name(s);
+  auto k = kind_from_name(text_of(v));
   return k ? kind_bit(*k) : 0;
 }
 
@@ -170,15 +168,9 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
     sqlite3_value* v = argv[i];
     if (op == "schema=" || op == "schema_in") {
       std::vector<std::string> wanted;
-      auto add = [&](sqlite3_value* x) {
-        if (sqlite3_value_type(x) == SQLITE_TEXT) wanted.emplace_back(reinterpret_cast<const char*>(sqlite3_value_text(x)));
-      };
-      if (op == "schema=") {
-        add(v);
-      } else {
-        sqlite3_value* item = nullptr;
-        for (int rc = sqlite3_vtab_in_first(v, &item); rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item)) add(item);
-      }
+      for_each_in(v, [&](sqlite3_value* x) {
+        if (sqlite3_value_type(x) == SQLITE_TEXT) wanted.emplace_back(text_of(x));
+      });
       std::sort(wanted.begin(), wanted.end());
       wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
       if (f.schemas.empty()) {
@@ -196,31 +188,23 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
       else f.kinds &= ~kind_mask_of(v);
     } else if (op == "kind_in") {
       uint32_t mask = 0;
-      sqlite3_value* item = nullptr;
-      for (int rc = sqlite3_vtab_in_first(v, &item); rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item))
-        mask |= kind_mask_of(item);
+      for_each_in(v, [&](sqlite3_value* item) { mask |= kind_mask_of(item); });
       f.kinds &= mask;
     } else if (op == "name_in") {
       std::vector<NameMatch> any;
-      sqlite3_value* item = nullptr;
-      for (int rc = sqlite3_vtab_in_first(v, &item); rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item)) {
-        if (sqlite3_value_type(item) == SQLITE_NULL) continue;  // never equal to anything
-        if (sqlite3_value_type(item) != SQLITE_TEXT) {          // compared by SQLite's rules: do not narrow
-          any.clear();
-          break;
-        }
-        any.push_back(NameMatch{NameMatch::Op::eq, std::string(reinterpret_cast<const char*>(sqlite3_value_text(item)),
-                                                               static_cast<size_t>(sqlite3_value_bytes(item)))});
-      }
-      if (!any.empty()) f.names.push_back(std::move(any));
+      bool narrow = true;  // a non-text value is compared by SQLite's rules: then do not narrow
+      for_each_in(v, [&](sqlite3_value* item) {
+        if (sqlite3_value_type(item) == SQLITE_TEXT) any.push_back(NameMatch{NameMatch::Op::eq, std::string(text_of(item))});
+        else if (sqlite3_value_type(item) != SQLITE_NULL) narrow = false;  // (NULL is never equal to anything)
+      });
+      if (narrow && !any.empty()) f.names.push_back(std::move(any));
     } else if (op == "name=" || op == "name_like" || op == "name_glob") {
       if (sqlite3_value_type(v) == SQLITE_NULL) {
         f.impossible = true;  // name = NULL / LIKE NULL is never true
       } else if (sqlite3_value_type(v) == SQLITE_TEXT) {
         NameMatch m;
         m.op = op == "name=" ? NameMatch::Op::eq : op == "name_like" ? NameMatch::Op::like : NameMatch::Op::glob;
-        m.pattern = std::string(reinterpret_cast<const char*>(sqlite3_value_text(v)),
-                                static_cast<size_t>(sqlite3_value_bytes(v)));
+        m.pattern = std::string(text_of(v));
         f.names.push_back({std::move(m)});
       }
     } else if (op == "pid=") {
@@ -253,9 +237,7 @@ std::optional<int64_t> main_session_start(ConnectionState* state) {
 }
 
 void check_schema_exists(sqlite3* db, const std::string& schema) {
-  Statement s(db, "SELECT 1 FROM pragma_database_list WHERE name = ?1");
-  s.bind(1, schema);
-  if (!s.step())
+  if (!schema_exists(db, schema))
     throw Error(fmt::format("nsystrace: there is no database named '{}': ATTACH each report first, e.g. "
                             "ATTACH 'rank1.sqlite' AS rank1, then select ... from trace_events where schema in "
                             "('main', 'rank1')",

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ext/connection_state.h"
+#include "src/statement.h"
 
 namespace nsystrace {
 
@@ -49,6 +50,32 @@ inline int connect_vtab(sqlite3* db, void* aux, const char* schema, sqlite3_vtab
 inline int disconnect_vtab(sqlite3_vtab* vtab) {
   sqlite3_free(vtab);
   return SQLITE_OK;
+}
+
+// A value as text (after SQLite's conversion), without a copy; empty for NULL.
+inline std::string_view text_of(sqlite3_value* v) {
+  const unsigned char* p = sqlite3_value_text(v);
+  return p ? std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_value_bytes(v)))
+           : std::string_view();
+}
+
+// Calls f for each value of an IN list handed over whole (sqlite3_vtab_in), or for v itself when v is not one.
+template <class F>
+void for_each_in(sqlite3_value* v, F f) {
+  sqlite3_value* item = nullptr;
+  int rc = sqlite3_vtab_in_first(v, &item);
+  if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+    f(v);
+    return;
+  }
+  for (; rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item)) f(item);
+}
+
+// Whether the connection has a database (main, temp or ATTACHed) of that name.
+inline bool schema_exists(sqlite3* db, const std::string& schema) {
+  Statement s(db, "SELECT 1 FROM pragma_database_list WHERE name = ?1");
+  s.bind(1, schema);
+  return s.step();
 }
 
 inline void result_text(sqlite3_context* ctx, std::string_view s) {
