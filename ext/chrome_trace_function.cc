@@ -226,14 +226,14 @@ void step_explicit(sqlite3_context* ctx, Aggregate& agg, int argc, sqlite3_value
   agg.writer->add(ev);
 }
 
-void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+// One row into the aggregate made by `make`: a refused row marks the aggregate failed (so it can only end in an
+// error) and becomes the statement's error; no exception reaches SQLite.
+template <class Make, class Step>
+void guarded_step(sqlite3_context* ctx, Make make, Step step) {
   try {
-    if (argc != 0 && (argc < 6 || argc > 12))
-      throw Error(fmt::format("nsystrace: chrome_trace() takes * or 6 to 12 arguments: {}", kExplicitForm));
-    Aggregate* agg = get_aggregate(ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx)); });
+    Aggregate* agg = get_aggregate(ctx, make);
     try {
-      if (argc == 0) step_star(ctx, *agg);
-      else step_explicit(ctx, *agg, argc, argv);
+      step(*agg);
     } catch (...) {
       agg->failed = true;
       throw;
@@ -243,30 +243,44 @@ void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   } catch (const std::exception& e) {
     sqlite3_result_error(ctx, e.what(), -1);
   }
+}
+
+void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (argc != 0 && (argc < 6 || argc > 12)) {
+    std::string msg = fmt::format("nsystrace: chrome_trace() takes * or 6 to 12 arguments: {}", kExplicitForm);
+    sqlite3_result_error(ctx, msg.c_str(), -1);
+    return;
+  }
+  guarded_step(
+      ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx)); },
+      [&](Aggregate& agg) {
+        if (argc == 0) step_star(ctx, agg);
+        else step_explicit(ctx, agg, argc, argv);
+      });
 }
 
 void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  try {
-    Aggregate* agg = get_aggregate(ctx, [&] {
-      if (sqlite3_value_type(argv[0]) != SQLITE_TEXT)
-        throw Error("nsystrace: chrome_trace_file(path [, progress]): path must be a file name");
-      bool progress = argc > 1 && sqlite3_value_int(argv[1]) != 0;
-      return new Aggregate(std::string(text_of(argv[0])), progress);
-    });
-    try {
-      step_star(ctx, *agg);
-    } catch (...) {
-      agg->failed = true;
-      throw;
-    }
-  } catch (const std::bad_alloc&) {
-    sqlite3_result_error_nomem(ctx);
-  } catch (const std::exception& e) {
-    sqlite3_result_error(ctx, e.what(), -1);
-  }
+  guarded_step(
+      ctx,
+      [&] {
+        if (sqlite3_value_type(argv[0]) != SQLITE_TEXT)
+          throw Error("nsystrace: chrome_trace_file(path [, progress]): path must be a file name");
+        bool progress = argc > 1 && sqlite3_value_int(argv[1]) != 0;
+        return new Aggregate(std::string(text_of(argv[0])), progress);
+      },
+      [&](Aggregate& agg) { step_star(ctx, agg); });
+}
+
+// The trace_events scan a (*)-form aggregate read, while its cursor is still open; else nullptr.
+const TimelineScan* aggregated_scan(sqlite3_context* ctx, const Aggregate* agg) {
+  if (agg == nullptr || !agg->star) return nullptr;
+  auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+  TraceEventsCursor* c = state->find_cursor(agg->cursor_id);
+  return c != nullptr ? c->scan.get() : nullptr;
 }
 
 std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) {
+  const TimelineScan* scan = aggregated_scan(ctx, agg);
   std::string json;
   JsonObject o(json);
   o.string("generator", "nsystrace " NSYSTRACE_VERSION);
@@ -280,11 +294,9 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
     m.close();
     o.raw("export", meta);
     if (c.session_start_utc_ns()) o.integer("session_start_utc_ns", *c.session_start_utc_ns());
-    auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
-    TraceEventsCursor* cursor = state->find_cursor(agg->cursor_id);
-    if (cursor != nullptr && cursor->scan && cursor->scan->reports().size() > 1) {
+    if (scan != nullptr && scan->reports().size() > 1) {
       std::string reports = "[";
-      for (const auto& r : cursor->scan->reports()) {
+      for (const auto& r : scan->reports()) {
         std::string one;
         JsonObject ro(one);
         ro.string("schema", r.context.schema);
@@ -303,21 +315,17 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
     g.close();
     o.raw("gpus", gpus);
   }
-  if (agg != nullptr && agg->star) {  // rows the scan could not place, or placed with a repaired duration
-    auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
-    TraceEventsCursor* c = state->find_cursor(agg->cursor_id);
-    if (c != nullptr && c->scan) {
-      std::string skipped, invalid;
-      JsonObject s(skipped), v(invalid);
-      for (int k = 0; k < kKindCount; ++k) {
-        if (uint64_t n = c->scan->skipped(static_cast<Kind>(k))) s.integer(kind_name(static_cast<Kind>(k)), static_cast<int64_t>(n));
-        if (uint64_t n = c->scan->invalid_ends(static_cast<Kind>(k))) v.integer(kind_name(static_cast<Kind>(k)), static_cast<int64_t>(n));
-      }
-      s.close();
-      v.close();
-      if (skipped != "{}") o.raw("skipped_rows_without_start", skipped);
-      if (invalid != "{}") o.raw("rows_with_invalid_end", invalid);
+  if (scan != nullptr) {  // rows the scan could not place, or placed with a repaired duration
+    std::string skipped, invalid;
+    JsonObject s(skipped), v(invalid);
+    for (int k = 0; k < kKindCount; ++k) {
+      if (uint64_t n = scan->skipped(static_cast<Kind>(k))) s.integer(kind_name(static_cast<Kind>(k)), static_cast<int64_t>(n));
+      if (uint64_t n = scan->invalid_ends(static_cast<Kind>(k))) v.integer(kind_name(static_cast<Kind>(k)), static_cast<int64_t>(n));
     }
+    s.close();
+    v.close();
+    if (skipped != "{}") o.raw("skipped_rows_without_start", skipped);
+    if (invalid != "{}") o.raw("rows_with_invalid_end", invalid);
   }
   if (agg != nullptr) {
     std::string counts;
