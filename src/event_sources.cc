@@ -292,6 +292,14 @@ SelectBuilder& interval_first(SelectBuilder& b) {
   return b;
 }
 
+// The same for tables of instants: their time column, no end (NULL), the rowid.
+SelectBuilder& instant_first(SelectBuilder& b, const char* time) {
+  b.column(time);
+  b.expression("NULL");
+  b.expression("rowid");
+  return b;
+}
+
 // Columns shared by the GPU activity tables.
 struct GpuColumns {
   int device, stream, correlation, global_pid, context;
@@ -805,9 +813,7 @@ class GpuMetricSource final : public EventSource {
   GpuMetricSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                   const ReportContext& r)
       : EventSource(db, catalog, r), b_(t) {
-    b_.column("timestamp");
-    b_.expression("NULL");
-    b_.expression("rowid");
+    instant_first(b_, "timestamp");
     type_ = b_.column("typeId");
     metric_ = b_.column("metricId");
     value_ = b_.column("value");
@@ -898,7 +904,7 @@ class CudaEventSource final : public GpuSource {
  public:
   CudaEventSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                   const ReportContext& r)
-      : GpuSource(db, catalog, r), b_(t), gpu_((b_.column("timestamp"), b_.expression("NULL"), b_.expression("rowid"), b_)) {
+      : GpuSource(db, catalog, r), b_(t), gpu_(instant_first(b_, "timestamp")) {
     event_id_ = b_.column("eventId");
     event_.kind = Kind::cuda_event;
     event_.instant = true;
@@ -936,9 +942,7 @@ class DiagnosticSource final : public EventSource {
   DiagnosticSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                    const ReportContext& r)
       : EventSource(db, catalog, r), b_(t) {
-    b_.column("timestamp");
-    b_.expression("NULL");
-    b_.expression("rowid");
+    instant_first(b_, "timestamp");
     text_ = b_.column("text");
     severity_ = b_.column("severity");
     source_ = b_.column("source");
