@@ -118,18 +118,15 @@ std::string_view TimelineScan::args() {
   return args_;
 }
 
-uint64_t TimelineScan::skipped(Kind kind) const {
+uint64_t TimelineScan::sum_over(Kind kind, uint64_t (EventSource::*count)() const) const {
   uint64_t n = 0;
   for (const auto& s : sources_)
-    if (s->kind() == kind) n += s->skipped();
+    if (s->kind() == kind) n += ((*s).*count)();
   return n;
 }
 
-uint64_t TimelineScan::invalid_ends(Kind kind) const {
-  uint64_t n = 0;
-  for (const auto& s : sources_)
-    if (s->kind() == kind) n += s->invalid_ends();
-  return n;
-}
+uint64_t TimelineScan::skipped(Kind kind) const { return sum_over(kind, &EventSource::skipped); }
+
+uint64_t TimelineScan::invalid_ends(Kind kind) const { return sum_over(kind, &EventSource::invalid_ends); }
 
 }  // namespace nsystrace

@@ -45,7 +45,7 @@ class TimelineScan {
   uint64_t invalid_ends(Kind kind) const;
 
  private:
-  void advance_source(size_t i);
+  uint64_t sum_over(Kind kind, uint64_t (EventSource::*count)() const) const;  // over the sources of a kind
   void pick();
 
   sqlite3* db_;
