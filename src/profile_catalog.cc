@@ -55,15 +55,11 @@ std::shared_ptr<ProfileCatalog> ProfileCatalog::load(sqlite3* db, const std::str
   c->load_processes_and_threads(db);
   c->load_gpus(db);
   c->load_nvtx_definitions(db);
-  c->load_enum(db, "ENUM_CUDA_MEMCPY_OPER", c->memcpy_kinds_);
-  c->load_enum(db, "ENUM_CUDA_MEM_KIND", c->memory_kinds_);
-  c->load_enum(db, "ENUM_CUPTI_SYNC_TYPE", c->sync_types_);
+  c->load_labels(db, "ENUM_CUDA_MEMCPY_OPER", "id", "label", c->memcpy_kinds_);
+  c->load_labels(db, "ENUM_CUDA_MEM_KIND", "id", "label", c->memory_kinds_);
+  c->load_labels(db, "ENUM_CUPTI_SYNC_TYPE", "id", "label", c->sync_types_);
+  c->load_labels(db, "TARGET_INFO_GPU_METRICS", "typeId", "typeName", c->gpu_metric_types_);
   c->load_export_metadata(db);
-  if (const TableInfo* t = c->schema_.table("TARGET_INFO_GPU_METRICS"); t && t->has("typeId") && t->has("typeName")) {
-    Statement s(db, "SELECT DISTINCT typeId, typeName FROM " + c->schema_.qualified("TARGET_INFO_GPU_METRICS"));
-    while (s.step())
-      if (!s.is_null(0) && !s.is_null(1)) c->gpu_metric_types_[s.int64(0)] = std::string(s.text(1));
-  }
   return c;
 }
 
@@ -127,10 +123,12 @@ void ProfileCatalog::load_nvtx_definitions(sqlite3* db) {
   }
 }
 
-void ProfileCatalog::load_enum(sqlite3* db, const char* table, std::map<int64_t, std::string>& out) {
+void ProfileCatalog::load_labels(sqlite3* db, const char* table, const char* key, const char* label,
+                                 std::map<int64_t, std::string>& out) {
   const TableInfo* t = schema_.table(table);
-  if (t == nullptr || !t->has("id") || !t->has("label")) return;
-  Statement s(db, "SELECT id, label FROM " + schema_.qualified(table));
+  if (t == nullptr || !t->has(key) || !t->has(label)) return;
+  Statement s(db, std::string("SELECT ") + quote_identifier(key) + ", " + quote_identifier(label) + " FROM " +
+                      schema_.qualified(table));
   while (s.step())
     if (!s.is_null(0) && !s.is_null(1)) out[s.int64(0)] = std::string(s.text(1));
 }

@@ -67,7 +67,9 @@ class ProfileCatalog {
   void load_processes_and_threads(sqlite3* db);
   void load_gpus(sqlite3* db);
   void load_nvtx_definitions(sqlite3* db);
-  void load_enum(sqlite3* db, const char* table, std::map<int64_t, std::string>& out);
+  // key -> label from a table of labels (the ENUM_* tables: id -> label), when it has both columns.
+  void load_labels(sqlite3* db, const char* table, const char* key, const char* label,
+                   std::map<int64_t, std::string>& out);
   void load_export_metadata(sqlite3* db);
 
   ExportSchema schema_;
