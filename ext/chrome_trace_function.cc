@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 #include "ext/vtab_support.h"
 #include "src/chrome_colors.h"
@@ -31,6 +32,36 @@ namespace {
 
 constexpr const char* kExplicitForm =
     "chrome_trace(kind, name, ts, dur, pid, tid, process_name, thread_name, args, correlation_id, global_tid, cname)";
+
+// The texts of one statement's chrome_trace(*) results, handed to SQLite as SQLITE_STATIC and freed when the
+// statement ends.
+//
+// Why: SQLite deep-copies every text that is not static when it moves an aggregate's result into the output row
+// (OP_Copy -> sqlite3VdbeMemMakeWriteable), so a 1 GB trace would cost 2 GB at its peak and a second 1 GB
+// memcpy. A static text moves by pointer. It must then outlive every register that may point at it, which is
+// the statement's run: the texts are auxiliary data of the statement, set from xStep (sqlite3_set_auxdata needs
+// the statement, which xFinal's context lacks), and SQLite destroys a statement's auxiliary data when it halts,
+// is reset or is finalized, after it has closed the cursors and released every register (closeAllCursors() in
+// vdbeaux.c). Rows returned earlier are no longer valid by then under SQLite's own API contract.
+// Only the (*) form uses it: it cannot be grouped, so one statement holds one trace per run of the aggregate.
+struct StatementTexts {
+  std::vector<char*> texts;
+  static void destroy(void* p) {
+    auto* self = static_cast<StatementTexts*>(p);
+    for (char* t : self->texts) OutputBuffer::free_released(t);
+    delete self;
+  }
+};
+constexpr int kStatementTextsSlot = 0;
+
+// This statement's StatementTexts, made on first use; nullptr when SQLite would not keep it (out of memory).
+// Call from xStep only.
+StatementTexts* statement_texts(sqlite3_context* ctx) {
+  if (auto* existing = static_cast<StatementTexts*>(sqlite3_get_auxdata(ctx, kStatementTextsSlot))) return existing;
+  auto* made = new StatementTexts();
+  sqlite3_set_auxdata(ctx, kStatementTextsSlot, made, StatementTexts::destroy);  // destroys `made` on failure
+  return static_cast<StatementTexts*>(sqlite3_get_auxdata(ctx, kStatementTextsSlot));
+}
 
 struct Aggregate {
   // The text form: the trace is one SQLite value, capped by SQLITE_LIMIT_LENGTH.
@@ -69,6 +100,9 @@ struct Aggregate {
   uint64_t cursor_id = 0, generation = 0;
   int64_t last_row = 0;
   std::shared_ptr<const ProfileCatalog> catalog;
+  // Where the text result goes when it is handed over without a copy; nullptr: SQLite copies it. Used only
+  // while the scan's cursor is open, which it is for as long as the statement (and so its texts) lives.
+  StatementTexts* statement_texts = nullptr;
 };
 
 struct Slot {
@@ -129,6 +163,7 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
     agg.star = true;
     agg.cursor_id = cursor->id;
     agg.catalog = scan.shared_catalog();
+    if (!agg.file) agg.statement_texts = statement_texts(ctx);
   }
   agg.generation = cursor->generation;
   agg.last_row = scan.row_number();
@@ -367,8 +402,15 @@ void x_final(sqlite3_context* ctx) {
     // copies a text given with an explicit length the first time anyone asks for it as a C string).
     agg->out.push_back('\0');
     size_t size = 0;
-    char* text = agg->out.release(&size);
-    sqlite3_result_text(ctx, text, -1, OutputBuffer::free_released);
+    if (StatementTexts* keep = agg->statement_texts) {  // the scan completed, so its cursor (and the statement) is live
+      keep->texts.reserve(keep->texts.size() + 1);
+      char* text = agg->out.release(&size);
+      keep->texts.push_back(text);
+      sqlite3_result_text(ctx, text, -1, SQLITE_STATIC);
+    } else {
+      char* text = agg->out.release(&size);
+      sqlite3_result_text(ctx, text, -1, OutputBuffer::free_released);
+    }
   } catch (const std::bad_alloc&) {
     sqlite3_result_error_nomem(ctx);
   } catch (const std::exception& e) {

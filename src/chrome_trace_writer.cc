@@ -76,45 +76,6 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   }
 }
 
-size_t ChromeTraceWriter::ApiCallTable::index(int64_t process, int64_t correlation) const {
-  uint64_t h = static_cast<uint64_t>(process) * 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(correlation);
-  h ^= h >> 29;
-  h *= 0xBF58476D1CE4E5B9ull;
-  h ^= h >> 32;
-  return static_cast<size_t>(h) & (slots_.size() - 1);
-}
-
-void ChromeTraceWriter::ApiCallTable::grow() {
-  std::vector<Slot> old;
-  old.swap(slots_);
-  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{kEmpty, 0, {}});
-  used_ = 0;
-  for (const Slot& s : old)
-    if (s.process != kEmpty) insert(s.process, s.correlation, s.call);
-}
-
-void ChromeTraceWriter::ApiCallTable::insert(int64_t process, int64_t correlation, const ApiCall& call) {
-  if ((used_ + 1) * 10 > slots_.size() * 7) grow();
-  for (size_t i = index(process, correlation);; i = (i + 1) & (slots_.size() - 1)) {
-    Slot& s = slots_[i];
-    if (s.process == kEmpty) {
-      s = Slot{process, correlation, call};
-      ++used_;
-      return;
-    }
-    if (s.process == process && s.correlation == correlation) return;  // first call wins, as before
-  }
-}
-
-const ChromeTraceWriter::ApiCall* ChromeTraceWriter::ApiCallTable::find(int64_t process, int64_t correlation) const {
-  if (slots_.empty()) return nullptr;
-  for (size_t i = index(process, correlation);; i = (i + 1) & (slots_.size() - 1)) {
-    const Slot& s = slots_[i];
-    if (s.process == kEmpty) return nullptr;
-    if (s.process == process && s.correlation == correlation) return &s.call;
-  }
-}
-
 void ChromeTraceWriter::flow_event(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts) {
   begin_event();
   out_.append("{\"ph\":\"");

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/api_call_index.h"
 #include "src/json_writer.h"
 
 namespace nsystrace {
@@ -46,10 +47,6 @@ class ChromeTraceWriter {
   const std::map<std::string, uint64_t, std::less<>>& kind_counts() const { return kind_counts_; }
 
  private:
-  struct ApiCall {
-    int32_t pid, tid;
-    int64_t ts;
-  };
   void begin_event();
   void note_track(const ChromeEvent& ev);
   void flow_event(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
@@ -64,25 +61,9 @@ class ChromeTraceWriter {
   int64_t last_pid_ = -1;
   std::map<std::pair<int64_t, int64_t>, std::string> threads_;
   std::pair<int64_t, int64_t> last_thread_{-1, -1};
-  // (process of the call, correlation id) -> where the API call was drawn. Kept for the whole aggregation (the
-  // state the trace must keep: 32 bytes per CUDA API call, at most 70% full), in an open-addressing table.
-  class ApiCallTable {
-   public:
-    void insert(int64_t process, int64_t correlation, const ApiCall& call);
-    const ApiCall* find(int64_t process, int64_t correlation) const;
-
-   private:
-    struct Slot {  // 32 bytes; process == kEmpty marks a free slot (process keys are >= 0)
-      int64_t process, correlation;
-      ApiCall call;
-    };
-    static constexpr int64_t kEmpty = -1;
-    size_t index(int64_t process, int64_t correlation) const;
-    void grow();
-    std::vector<Slot> slots_;
-    size_t used_ = 0;
-  };
-  ApiCallTable api_calls_;
+  // (process of the call, correlation id) -> where the API call was drawn. Kept for the whole aggregation: the
+  // state the trace must keep, 24 bytes per CUDA API call.
+  ApiCallIndex api_calls_;
 };
 
 }  // namespace nsystrace

@@ -188,3 +188,47 @@ TEST_F(ChromeTrace, ThroughAViewAndFromATrigger) {
   EXPECT_NE(db.error_of("insert into requests values (2)").find("unsafe use of chrome_trace_file"), std::string::npos);
 }
 }  // namespace
+
+namespace {
+// The (*) form hands its text to SQLite without a copy, to be freed when the statement ends. Every way a
+// statement can hold on to the value must still read the whole trace (the ASan build checks the memory).
+TEST_F(ChromeTrace, TheTextResultLivesAsLongAsTheStatementThatMadeIt) {
+  const std::string all = db.text("select chrome_trace(*) from trace_events");
+  const std::string kernels = db.text("select chrome_trace(*) from trace_events where kind = 'kernel'");
+  const std::string nvtx = db.text("select chrome_trace(*) from trace_events where kind = 'nvtx'");
+  ASSERT_TRUE(testtrace::check_trace(all).problems.empty());
+  ASSERT_NE(kernels, nvtx);
+
+  // One statement stepped to its end, reset and run again: the same text each time.
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db.get(), "select chrome_trace(*) from trace_events", -1, &stmt, nullptr), SQLITE_OK);
+  for (int run = 0; run < 3; ++run) {
+    ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+    EXPECT_EQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), all);
+    if (run == 1) {  // reset in the middle of the row
+      sqlite3_reset(stmt);
+      continue;
+    }
+    EXPECT_EQ(sqlite3_step(stmt), SQLITE_DONE);
+    sqlite3_reset(stmt);
+  }
+  sqlite3_finalize(stmt);
+
+  // Two traces from one statement, one row after the other.
+  EXPECT_EQ(db.rows("select chrome_trace(*) from trace_events where kind = 'kernel' union all "
+                    "select chrome_trace(*) from trace_events where kind = 'nvtx'"),
+            (std::vector<std::vector<std::string>>{{kernels}, {nvtx}}));
+  // A correlated subquery runs the aggregate once per outer row while max() keeps the best value so far.
+  EXPECT_EQ(db.text("select max((select chrome_trace(*) from trace_events e where e.kind = k.kind)) "
+                    "from (select 'kernel' as kind union all select 'nvtx' union all select 'memcpy') k"),
+            std::max({kernels, nvtx, db.text("select chrome_trace(*) from trace_events where kind = 'memcpy'")}));
+  EXPECT_EQ(db.text("select group_concat(length(t)) from (select (select chrome_trace(*) from trace_events e "
+                    "where e.kind = k.kind) as t from (select 'kernel' as kind union all select 'nvtx') k)"),
+            std::to_string(kernels.size()) + "," + std::to_string(nvtx.size()));
+  // Materialized first, copied into a table, compared with itself.
+  EXPECT_EQ(db.text("with x as materialized (select chrome_trace(*) as j from trace_events) select j from x"), all);
+  db.exec("create temp table kept as select chrome_trace(*) as j from trace_events");
+  EXPECT_EQ(db.text("select j from kept"), all);
+  EXPECT_EQ(db.integer("select t = t and t || '' = t from (select chrome_trace(*) as t from trace_events)"), 1);
+}
+}  // namespace
