@@ -258,15 +258,16 @@ bool EventSource::find_stragglers(Statement& check, size_t max_stragglers, std::
 }
 
 void EventSource::optional_int(JsonObject& o, std::string_view key, int col) const {
-  if (!stmt_.is_null(col)) o.integer(key, stmt_.int64(col));
+  if (auto v = stmt_.optional_int64(col)) o.integer(key, *v);
 }
 
 bool EventSource::read_interval(bool end_may_be_null) {
   int64_t start = stmt_.int64(0);
   event_.source_rowid = stmt_.int64(2);
   event_.report = report_.index;
-  end_was_null_ = stmt_.is_null(1);
-  stored_end_ = end_was_null_ ? 0 : stmt_.int64(1);
+  std::optional<int64_t> end = stmt_.optional_int64(1);
+  end_was_null_ = !end;
+  stored_end_ = end.value_or(0);
   end_invalid_ = (end_was_null_ && !end_may_be_null) || (!end_was_null_ && stored_end_ < start);
   invalid_ends_ += end_invalid_;
   event_.dur = end_was_null_ ? 0 : checked_duration(start, stored_end_);
@@ -274,11 +275,11 @@ bool EventSource::read_interval(bool end_may_be_null) {
   return true;
 }
 
-std::string_view EventSource::string_or_placeholder(int col, std::string& scratch) const {
-  if (stmt_.is_null(col)) return {};
-  int64_t id = stmt_.int64(col);
-  if (const std::string* s = catalog_.strings().find(id)) return *s;
-  scratch = fmt::format("[missing string {}]", id);  // a dangling StringIds reference (e.g. sliced exports)
+std::optional<std::string_view> EventSource::string_or_placeholder(int col, std::string& scratch) const {
+  std::optional<int64_t> id = stmt_.optional_int64(col);
+  if (!id) return std::nullopt;
+  if (const std::string* s = catalog_.strings().find(*id)) return *s;
+  scratch = fmt::format("[missing string {}]", *id);  // a dangling StringIds reference (e.g. sliced exports)
   return scratch;
 }
 
@@ -317,12 +318,10 @@ class GpuSource : public EventSource {
   bool read_gpu(const GpuColumns& c, Placement placement) {
     read_interval(false);
     event_.placement = placement;
-    event_.device_id = stmt_.is_null(c.device) ? 0 : stmt_.int64(c.device);
-    event_.stream_id = stmt_.is_null(c.stream) ? 0 : stmt_.int64(c.stream);
-    event_.has_global_id = !stmt_.is_null(c.global_pid);
-    event_.global_id = event_.has_global_id ? stmt_.int64(c.global_pid) : 0;
-    event_.has_correlation = !stmt_.is_null(c.correlation);
-    event_.correlation_id = event_.has_correlation ? stmt_.int64(c.correlation) : 0;
+    event_.device_id = stmt_.int64(c.device);
+    event_.stream_id = stmt_.int64(c.stream);
+    read_optional(c.global_pid, event_.has_global_id, event_.global_id);
+    read_optional(c.correlation, event_.has_correlation, event_.correlation_id);
     return true;
   }
   void common_args(JsonObject& o, const GpuColumns& c) const {
@@ -358,18 +357,16 @@ class KernelSource final : public GpuSource {
   }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
-    event_.name = string_or_placeholder(short_name_, name_scratch_);
-    if (stmt_.is_null(short_name_)) event_.name = string_or_placeholder(demangled_, name_scratch_);
+    auto name = string_or_placeholder(short_name_, name_scratch_);
+    event_.name = name ? *name : string_or_placeholder(demangled_, name_scratch_).value_or(std::string_view());
     return true;
   }
   void write_args(std::string& out) const override {
     JsonObject o(out);
     std::string scratch;
-    if (!stmt_.is_null(demangled_)) o.string("demangled_name", string_or_placeholder(demangled_, scratch));
-    if (!stmt_.is_null(grid_[0]))
-      o.triple("grid", stmt_.int64(grid_[0]), stmt_.int64(grid_[1]), stmt_.int64(grid_[2]));
-    if (!stmt_.is_null(block_[0]))
-      o.triple("block", stmt_.int64(block_[0]), stmt_.int64(block_[1]), stmt_.int64(block_[2]));
+    if (auto demangled = string_or_placeholder(demangled_, scratch)) o.string("demangled_name", *demangled);
+    if (auto x = stmt_.optional_int64(grid_[0])) o.triple("grid", *x, stmt_.int64(grid_[1]), stmt_.int64(grid_[2]));
+    if (auto x = stmt_.optional_int64(block_[0])) o.triple("block", *x, stmt_.int64(block_[1]), stmt_.int64(block_[2]));
     optional_int(o, "registers_per_thread", registers_);
     optional_int(o, "static_shared_memory", static_shared_);
     optional_int(o, "dynamic_shared_memory", dynamic_shared_);
@@ -377,7 +374,7 @@ class KernelSource final : public GpuSource {
     optional_int(o, "shared_memory_executed", shared_executed_);
     common_args(o, gpu_);
     optional_int(o, "graph_id", graph_id_);
-    if (!stmt_.is_null(graph_node_) && stmt_.int64(graph_node_) != 0) o.integer("graph_node_id", stmt_.int64(graph_node_));
+    if (int64_t node = stmt_.int64(graph_node_); node != 0) o.integer("graph_node_id", node);  // 0: not in a graph
     o.close();
   }
 
@@ -416,7 +413,7 @@ class MemcpySource final : public GpuSource {
   }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
-    event_.name = memcpy_short_name(stmt_.is_null(copy_kind_) ? 0 : stmt_.int64(copy_kind_));
+    event_.name = memcpy_short_name(stmt_.int64(copy_kind_));
     return true;
   }
   void write_args(std::string& out) const override {
@@ -551,7 +548,7 @@ class SyncSource final : public GpuSource {
   }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_sync);
-    int64_t type = stmt_.is_null(sync_type_) ? 0 : stmt_.int64(sync_type_);
+    int64_t type = stmt_.int64(sync_type_);
     std::string_view label = label_or(catalog_.sync_type_label(type), builtin_sync_type(type));
     if (label.empty()) {
       name_scratch_ = fmt::format("Sync type {}", type);
@@ -610,20 +607,17 @@ class CallSource final : public EventSource {
   }
   bool read_row() override {
     read_interval(false);
-    event_.has_global_id = !stmt_.is_null(global_tid_);
-    event_.global_id = event_.has_global_id ? stmt_.int64(global_tid_) : 0;
-    event_.has_correlation = !stmt_.is_null(correlation_);
-    event_.correlation_id = event_.has_correlation ? stmt_.int64(correlation_) : 0;
-    event_.name = string_or_placeholder(name_id_, name_scratch_);
-    if (stmt_.is_null(name_id_)) event_.name = unnamed_;
+    read_optional(global_tid_, event_.has_global_id, event_.global_id);
+    read_optional(correlation_, event_.has_correlation, event_.correlation_id);
+    event_.name = string_or_placeholder(name_id_, name_scratch_).value_or(unnamed_);
     return true;
   }
   void write_args(std::string& out) const override {
     JsonObject o(out);
     optional_int(o, "correlation_id", correlation_);
     optional_int(o, "return_value", return_value_);
-    if (!stmt_.is_null(event_class_)) {
-      int64_t c = stmt_.int64(event_class_);
+    if (auto event_class = stmt_.optional_int64(event_class_)) {
+      int64_t c = *event_class;
       if (c == 0) o.string("api", "runtime");
       else if (c == 1) o.string("api", "driver");
       else o.integer("event_class", c);
@@ -632,8 +626,8 @@ class CallSource final : public EventSource {
     optional_int(o, "graph_id", graph_id_);
     optional_int(o, "graph_node_id", graph_node_id_);
     optional_int(o, "graph_exec_id", graph_exec_id_);
-    if (!stmt_.is_null(callchain_) && (kind_ == Kind::cuda_api || stmt_.int64(callchain_) != 0))
-      o.integer("callchain_id", stmt_.int64(callchain_));
+    if (auto callchain = stmt_.optional_int64(callchain_); callchain && (kind_ == Kind::cuda_api || *callchain != 0))
+      o.integer("callchain_id", *callchain);
     o.close();
   }
 
@@ -683,40 +677,34 @@ class NvtxSource final : public EventSource {
     read_interval(true);
     int64_t type = stmt_.int64(type_);
     event_.instant = type == 34;
-    event_.cname = stmt_.is_null(color_) ? nullptr : nearest_chrome_color(static_cast<uint32_t>(stmt_.int64(color_)));
+    auto color = stmt_.optional_int64(color_);
+    event_.cname = color ? nearest_chrome_color(static_cast<uint32_t>(*color)) : nullptr;
     event_.placement = type == 60 || type == 71 ? Placement::cpu_async : Placement::cpu_thread;
-    if (event_.placement == Placement::cpu_thread && !stmt_.is_null(domain_) && is_nccl_domain(stmt_.int64(domain_)))
+    if (event_.placement == Placement::cpu_thread && is_nccl_domain(stmt_.int64(domain_)))  // NULL: the default, 0
       event_.placement = Placement::cpu_nccl;  // NCCL's own ranges read better on a lane of their own
     if (!event_.instant && end_was_null_) {
       // A range never closed extends to the end of the profile.
       event_.dur = checked_duration(stmt_.int64(0), catalog_.profile_end(db_));
     }
     if (event_.instant) event_.dur = 0;
-    event_.has_global_id = !stmt_.is_null(global_tid_);
-    event_.global_id = event_.has_global_id ? stmt_.int64(global_tid_) : 0;
-    if (!stmt_.is_null(text_)) {
-      event_.name = stmt_.text(text_);
-    } else if (!stmt_.is_null(text_id_)) {
-      event_.name = string_or_placeholder(text_id_, name_scratch_);
-    } else {
-      event_.name = kUnnamedRange;
-    }
+    read_optional(global_tid_, event_.has_global_id, event_.global_id);
+    if (auto text = stmt_.optional_text(text_)) event_.name = *text;
+    else event_.name = string_or_placeholder(text_id_, name_scratch_).value_or(kUnnamedRange);
     return true;
   }
   void write_args(std::string& out) const override {
     JsonObject o(out);
-    int64_t domain = stmt_.is_null(domain_) ? 0 : stmt_.int64(domain_);
+    int64_t domain = stmt_.int64(domain_);
     if (domain != 0) {
       if (const std::string* name = catalog_.nvtx_domain(domain)) o.string("domain", *name);
       o.integer("domain_id", domain);
     }
-    if (!stmt_.is_null(category_) && stmt_.int64(category_) != 0) {
-      int64_t cat = stmt_.int64(category_);
+    if (int64_t cat = stmt_.int64(category_); cat != 0) {  // NULL or 0: no category
       if (const std::string* name = catalog_.nvtx_category(domain, cat)) o.string("category", *name);
       o.integer("category_id", cat);
     }
-    if (!stmt_.is_null(color_)) {
-      uint32_t argb = static_cast<uint32_t>(stmt_.int64(color_));
+    if (auto color = stmt_.optional_int64(color_)) {
+      uint32_t argb = static_cast<uint32_t>(*color);
       o.string("color", fmt::format("#{:08X}", argb));
     }
     for (int i = 0; i < 6; ++i) {
@@ -732,8 +720,8 @@ class NvtxSource final : public EventSource {
       break;
     }
     std::string scratch;
-    if (!stmt_.is_null(json_text_)) o.string("payload_json", stmt_.text(json_text_));
-    else if (!stmt_.is_null(json_text_id_)) o.string("payload_json", string_or_placeholder(json_text_id_, scratch));
+    if (auto json = stmt_.optional_text(json_text_)) o.string("payload_json", *json);
+    else if (auto json_ref = string_or_placeholder(json_text_id_, scratch)) o.string("payload_json", *json_ref);
     int64_t type = stmt_.int64(type_);
     if (type == 60 || type == 71) o.string("range", "start/end");
     optional_int(o, "range_id", range_id_);
@@ -784,10 +772,8 @@ class MpiSource final : public EventSource {
   bool read_row() override {
     read_interval(true);  // an MPI call may have no end (still running when collection stopped)
     if (end_was_null()) event_.dur = 0;
-    event_.has_global_id = !stmt_.is_null(global_tid_);
-    event_.global_id = event_.has_global_id ? stmt_.int64(global_tid_) : 0;
-    event_.name = string_or_placeholder(text_id_, name_scratch_);
-    if (stmt_.is_null(text_id_)) event_.name = "[unnamed MPI call]";
+    read_optional(global_tid_, event_.has_global_id, event_.global_id);
+    event_.name = string_or_placeholder(text_id_, name_scratch_).value_or("[unnamed MPI call]");
     return true;
   }
   void write_args(std::string& out) const override {
@@ -833,8 +819,8 @@ class GpuMetricSource final : public EventSource {
   bool read_row() override {
     read_interval(true);
     event_.dur = 0;
-    int64_t type = stmt_.is_null(type_) ? 0 : stmt_.int64(type_);
-    int64_t metric = stmt_.is_null(metric_) ? 0 : stmt_.int64(metric_);
+    int64_t type = stmt_.int64(type_);
+    int64_t metric = stmt_.int64(metric_);
     event_.device_id = type;  // the metrics source: placed on its own process (see TrackLayout)
     auto it = names_.find({type, metric});
     if (it != names_.end()) {
@@ -881,8 +867,7 @@ class SchedSource final : public EventSource {
   bool read_row() override {
     read_interval(true);
     if (end_was_null()) event_.dur = checked_duration(stmt_.int64(0), catalog_.profile_end(db_));
-    event_.has_global_id = !stmt_.is_null(4);
-    event_.global_id = event_.has_global_id ? stmt_.int64(4) : 0;
+    read_optional(4, event_.has_global_id, event_.global_id);
     name_scratch_ = stmt_.is_null(3) ? "Running" : fmt::format("Running on CPU {}", stmt_.int64(3));
     event_.name = name_scratch_;
     return true;
@@ -956,8 +941,7 @@ class DiagnosticSource final : public EventSource {
   bool read_row() override {
     read_interval(true);
     event_.dur = 0;
-    event_.has_global_id = !stmt_.is_null(global_pid_);
-    event_.global_id = event_.has_global_id ? stmt_.int64(global_pid_) : 0;
+    read_optional(global_pid_, event_.has_global_id, event_.global_id);
     event_.name = stmt_.is_null(text_) ? std::string_view("[diagnostic]") : stmt_.text(text_);
     return true;
   }

@@ -86,9 +86,16 @@ class EventSource {
   static void bind_all(Statement& s, const Binds& binds);
   // Reads start/end/rowid at columns 0/1/2 into event_ (clamping end < start to a zero duration).
   bool read_interval(bool end_may_be_null);
-  std::string_view string_or_placeholder(int col, std::string& scratch) const;
+  // The StringIds value a column refers to ("[missing string N]" for a dangling id), or nothing for NULL.
+  std::optional<std::string_view> string_or_placeholder(int col, std::string& scratch) const;
   // Adds "key": <column value> to o unless the column is NULL.
   void optional_int(JsonObject& o, std::string_view key, int col) const;
+  // An integer column that may be NULL, into one of the event's (has, value) pairs.
+  void read_optional(int col, bool& has, int64_t& value) const {
+    std::optional<int64_t> v = stmt_.optional_int64(col);
+    has = v.has_value();
+    value = v.value_or(0);
+  }
 
   sqlite3* db_;
   const ProfileCatalog& catalog_;

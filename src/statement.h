@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <optional>
 #include <string_view>
 
 #include "src/sqlite_api.h"
@@ -33,7 +34,22 @@ class Statement {
   void bind(int index, std::string_view value);
 
   bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+  int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }  // NULL reads as 0
+  // The integer, or nothing for NULL. One column fetch instead of two (each takes the connection's mutex): the
+  // readers call this tens of millions of times.
+  std::optional<int64_t> optional_int64(int col) const {
+    sqlite3_value* v = sqlite3_column_value(stmt_, col);
+    if (sqlite3_value_type(v) == SQLITE_NULL) return std::nullopt;
+    return sqlite3_value_int64(v);
+  }
+  // The text, or nothing for NULL (where text() gives "" for both).
+  std::optional<std::string_view> optional_text(int col) const {
+    sqlite3_value* v = sqlite3_column_value(stmt_, col);
+    if (sqlite3_value_type(v) == SQLITE_NULL) return std::nullopt;
+    const unsigned char* p = sqlite3_value_text(v);
+    if (p == nullptr) return std::string_view();
+    return std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_value_bytes(v)));
+  }
   double real(int col) const { return sqlite3_column_double(stmt_, col); }
   int type(int col) const { return sqlite3_column_type(stmt_, col); }
   std::string_view text(int col) const {
