@@ -22,10 +22,13 @@ class TraceFile {
   bool gzip() const { return gz_ != nullptr; }
 
  private:
+  void write_behind();
+
   std::string path_, temp_path_;
   std::FILE* file_ = nullptr;
   void* gz_ = nullptr;  // gzFile
   bool committed_ = false;
+  uint64_t writeback_started_ = 0, dropped_ = 0;  // file offsets, see write_behind()
 };
 
 }  // namespace nsystrace
