@@ -8,19 +8,22 @@
 namespace nsystrace {
 namespace {
 
+// Time order, the longest first at equal starts (the enclosing range before the ranges it encloses).
+bool starts_before(const ProjectedRange& x, const ProjectedRange& y) {
+  if (x.start != y.start) return x.start < y.start;
+  if (x.end != y.end) return x.end > y.end;
+  return x.nvtx_rowid < y.nvtx_rowid;
+}
+
 // The ranges of one thread, sorted by (start, end descending, rowid), with a max-end segment tree.
 class ThreadRanges {
  public:
   std::vector<uint32_t> order;  // indices into the range list
 
   void build(const std::vector<ProjectedRange>& all) {
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      const auto& x = all[a];
-      const auto& y = all[b];
-      if (x.start != y.start) return x.start < y.start;
-      if (x.end != y.end) return x.end > y.end;
-      return x.nvtx_rowid < y.nvtx_rowid;
-    });
+    auto by_start = [&](size_t a, size_t b) { return starts_before(all[a], all[b]); };
+    // Exports store NVTX rows nearly in time order, and then a thread's list usually needs no sort at all.
+    if (!std::is_sorted(order.begin(), order.end(), by_start)) std::sort(order.begin(), order.end(), by_start);
     starts_.resize(order.size());
     for (size_t i = 0; i < order.size(); ++i) starts_[i] = all[order[i]].start;
     size_ = 1;
@@ -221,11 +224,8 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   all.resize(kept);
   all.shrink_to_fit();
   result->ranges_ = std::move(all);
-  std::sort(result->ranges_.begin(), result->ranges_.end(), [](const ProjectedRange& x, const ProjectedRange& y) {
-    if (x.start != y.start) return x.start < y.start;
-    if (x.end != y.end) return x.end > y.end;
-    return x.nvtx_rowid < y.nvtx_rowid;
-  });
+  if (!std::is_sorted(result->ranges_.begin(), result->ranges_.end(), starts_before))
+    std::sort(result->ranges_.begin(), result->ranges_.end(), starts_before);
   return result;
 }
 
