@@ -20,7 +20,7 @@ class ThreadRanges {
  public:
   std::vector<uint32_t> order;  // indices into the range list
 
-  void build(const std::vector<ProjectedRange>& all) {
+  void build(const MappedArray<ProjectedRange>& all) {
     auto by_start = [&](size_t a, size_t b) { return starts_before(all[a], all[b]); };
     // Exports store NVTX rows nearly in time order, and then a thread's list usually needs no sort at all.
     if (!std::is_sorted(order.begin(), order.end(), by_start)) std::sort(order.begin(), order.end(), by_start);
@@ -75,10 +75,10 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   if (nvtx == nullptr || runtime == nullptr || !nvtx->has("eventType") || !nvtx->has("globalTid")) return result;
 
   // 1. The ranges that can own work: closed on the thread they were opened on.
-  std::vector<ProjectedRange> all;
+  MappedArray<ProjectedRange> all;  // the big one: no doubling, and shrunk in place once only the kept remain
   {
     Statement count(db, "SELECT count(*) FROM " + schema.qualified("NVTX_EVENTS"));
-    if (count.step()) all.reserve(static_cast<size_t>(count.int64(0)));  // no doubling: this is the big one
+    if (count.step()) all.reserve(static_cast<size_t>(count.int64(0)));
   }
   {
     SelectBuilder b(*nvtx);
@@ -107,7 +107,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     DeviceExtent extent;
     uint32_t next;
   };
-  std::vector<DeviceLink> pool;
+  MappedArray<DeviceLink> pool;
 
   std::unordered_map<int64_t, ThreadRanges> threads;
   for (size_t i = 0; i < all.size(); ++i) threads[all[i].global_tid].order.push_back(static_cast<uint32_t>(i));
@@ -220,9 +220,8 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     r.device_count = static_cast<uint32_t>(result->device_pool_.size() - first);
     all[kept++] = r;
   }
-  std::vector<DeviceLink>().swap(pool);
-  all.resize(kept);
-  all.shrink_to_fit();
+  pool.truncate(0);
+  all.truncate(kept);
   result->ranges_ = std::move(all);
   if (!std::is_sorted(result->ranges_.begin(), result->ranges_.end(), starts_before))
     std::sort(result->ranges_.begin(), result->ranges_.end(), starts_before);

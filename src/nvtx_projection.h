@@ -17,6 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/mapped_array.h"
+
 #include "src/profile_catalog.h"
 #include "src/statement.h"
 
@@ -47,11 +49,11 @@ class NvtxProjection {
  public:
   static std::shared_ptr<const NvtxProjection> compute(sqlite3* db, const ProfileCatalog& catalog);
   // Ranges with at least one GPU operation, in (start, end descending, rowid) order.
-  const std::vector<ProjectedRange>& ranges() const { return ranges_; }
+  const MappedArray<ProjectedRange>& ranges() const { return ranges_; }
   const DeviceExtent* devices(const ProjectedRange& r) const { return device_pool_.data() + r.first_device; }
 
  private:
-  std::vector<ProjectedRange> ranges_;
+  MappedArray<ProjectedRange> ranges_;
   std::vector<DeviceExtent> device_pool_;
 };
 
