@@ -401,14 +401,15 @@ void x_final(sqlite3_context* ctx) {
     // Hand the text over NUL-terminated with length -1: SQLite then marks it terminated and never copies it (it
     // copies a text given with an explicit length the first time anyone asks for it as a C string).
     agg->out.push_back('\0');
+    // The scan completed, so its cursor (and the statement, which owns `keep`) is live.
+    StatementTexts* keep = agg->statement_texts;
+    if (keep != nullptr) keep->texts.reserve(keep->texts.size() + 1);  // nothing may throw once the text is out
     size_t size = 0;
-    if (StatementTexts* keep = agg->statement_texts) {  // the scan completed, so its cursor (and the statement) is live
-      keep->texts.reserve(keep->texts.size() + 1);
-      char* text = agg->out.release(&size);
+    char* text = agg->out.release(&size);
+    if (keep != nullptr) {
       keep->texts.push_back(text);
       sqlite3_result_text(ctx, text, -1, SQLITE_STATIC);
     } else {
-      char* text = agg->out.release(&size);
       sqlite3_result_text(ctx, text, -1, OutputBuffer::free_released);
     }
   } catch (const std::bad_alloc&) {

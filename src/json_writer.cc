@@ -6,6 +6,7 @@
 #include <new>
 #include <sys/mman.h>
 
+#include "src/mapped_array.h"
 #include "src/statement.h"
 
 namespace nsystrace {
@@ -13,8 +14,6 @@ namespace nsystrace {
 namespace {
 // A mapping starts with one header page-aligned block holding its size, so free_released() can unmap it.
 constexpr size_t kHeader = 64;
-constexpr size_t kPage = 4096;
-size_t round_to_pages(size_t n) { return (n + kPage - 1) / kPage * kPage; }
 }  // namespace
 
 OutputBuffer::~OutputBuffer() {
@@ -30,14 +29,8 @@ void OutputBuffer::grow(size_t extra) {
   if (need > limit_) throw Error(limit_message_);
   size_t cap = capacity_ < 65536 ? 65536 : capacity_ + capacity_ / 2;
   if (cap < need) cap = need;
-  size_t mapping = round_to_pages(cap + kHeader);
-  void* p;
-  if (data_ == nullptr) {
-    p = mmap(nullptr, mapping, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  } else {
-    p = mremap(data_ - kHeader, mapping_size_, mapping, MREMAP_MAYMOVE);
-  }
-  if (p == MAP_FAILED) throw std::bad_alloc();
+  size_t mapping = whole_pages(cap + kHeader);
+  void* p = resize_mapping(data_ == nullptr ? nullptr : data_ - kHeader, mapping_size_, mapping);
   *static_cast<size_t*>(p) = mapping;
   data_ = static_cast<char*>(p) + kHeader;
   mapping_size_ = mapping;

@@ -12,6 +12,18 @@
 
 namespace nsystrace {
 
+constexpr size_t kPageSize = 4096;
+inline size_t whole_pages(size_t bytes) { return (bytes + kPageSize - 1) / kPageSize * kPageSize; }
+
+// Makes an anonymous mapping of `bytes` (whole pages), or resizes `mapping` (old_bytes long) to it with mremap():
+// the pages move, nothing is copied. Throws std::bad_alloc when the system has no memory.
+inline void* resize_mapping(void* mapping, size_t old_bytes, size_t bytes) {
+  void* p = mapping == nullptr ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                               : mremap(mapping, old_bytes, bytes, MREMAP_MAYMOVE);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  return p;
+}
+
 template <class T>
 class MappedArray {
   static_assert(std::is_trivially_copyable_v<T>, "MappedArray moves its values as bytes");
@@ -43,7 +55,6 @@ class MappedArray {
   T* end() { return data_ + size_; }
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
-  const T* data() const { return data_; }
   const T& back() const { return data_[size_ - 1]; }
 
   // Room for n values in all, when the final size is known: no growth steps.
@@ -73,16 +84,12 @@ class MappedArray {
   }
 
  private:
-  static constexpr size_t kPage = 4096;
   size_t capacity() const { return bytes_ / sizeof(T); }
-  void grow() { remap(bytes_ == 0 ? 16 * kPage : bytes_ / 2 * 3); }
+  void grow() { remap(bytes_ == 0 ? 16 * kPageSize : bytes_ / 2 * 3); }
   // Makes the mapping at least `bytes` long (whole pages), keeping the values that fit.
   void remap(size_t bytes) {
-    bytes = (bytes + kPage - 1) / kPage * kPage;
-    void* p = data_ == nullptr ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-                               : mremap(data_, bytes_, bytes, MREMAP_MAYMOVE);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    data_ = static_cast<T*>(p);
+    bytes = whole_pages(bytes);
+    data_ = static_cast<T*>(resize_mapping(data_, bytes_, bytes));
     bytes_ = bytes;
   }
   T* data_ = nullptr;
