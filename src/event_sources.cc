@@ -44,7 +44,6 @@ const char* builtin_sync_type(int64_t id) {
 }
 
 constexpr const char* kUnnamedApiCall = "[unnamed CUDA API call]";
-constexpr const char* kUnnamedRange = "[unnamed NVTX range]";
 
 std::string_view label_or(const std::string* from_export, const char* builtin) {
   if (from_export != nullptr) return *from_export;
@@ -67,10 +66,14 @@ std::optional<Kind> kind_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+// The end (column 1) by which a row sorts: an open range (NULL end) sorts as the longest.
+int64_t end_for_order(const Statement& s) { return s.optional_int64(1).value_or(INT64_MAX); }
+}  // namespace
 
 bool EventSource::step_stream(Statement& s, bool main) {
   while (s.step()) {
-    if (s.is_null(0)) {
+    if (!s.optional_int64(0)) {
       ++skipped_;  // no start time: cannot be placed on a timeline; counted, not silently lost
       continue;
     }
@@ -89,9 +92,7 @@ bool EventSource::step_stream(Statement& s, bool main) {
 bool EventSource::stragglers_first() const {
   int64_t a = stragglers_.int64(0), b = stmt_.int64(0);
   if (a != b) return a < b;
-  int64_t ea = stragglers_.is_null(1) ? INT64_MAX : stragglers_.int64(1);
-  int64_t eb = stmt_.is_null(1) ? INT64_MAX : stmt_.int64(1);
-  return ea > eb;
+  return end_for_order(stragglers_) > end_for_order(stmt_);
 }
 
 bool EventSource::next() {
@@ -229,7 +230,7 @@ std::string EventSource::string_column_condition(const char* column, const NameM
   std::string col = quote_identifier(column);
   std::string cond = "(" + col + " IN " + string_ids_matching(m, binds);
   // A dangling id reads "[missing string N]": keep such rows when the pattern could match that text.
-  if (may_start_with(m, "[missing string ")) {
+  if (may_start_with(m, kMissingStringPrefix)) {
     cond += " OR " + col + " NOT IN " +
             (catalog_.schema().has("StringIds") ? "(SELECT id FROM " + catalog_.schema().qualified("StringIds") + ")"
                                                 : std::string("(SELECT NULL WHERE 0)"));
@@ -242,9 +243,9 @@ bool EventSource::find_stragglers(Statement& check, size_t max_stragglers, std::
   bool first = true;
   int64_t last_start = 0, last_end = 0;
   while (check.step()) {
-    if (check.is_null(0)) continue;  // skipped by next() wherever they are
-    int64_t start = check.int64(0);
-    int64_t end = check.is_null(1) ? INT64_MAX : check.int64(1);  // an open range sorts as the longest
+    std::optional<int64_t> maybe_start = check.optional_int64(0);
+    if (!maybe_start) continue;  // skipped by next() wherever they are
+    int64_t start = *maybe_start, end = end_for_order(check);
     if (!first && (start < last_start || (start == last_start && end > last_end))) {
       if (stragglers.size() >= max_stragglers) return false;
       stragglers.push_back(check.int64(2));
@@ -278,9 +279,7 @@ bool EventSource::read_interval(bool end_may_be_null) {
 std::optional<std::string_view> EventSource::string_or_placeholder(int col, std::string& scratch) const {
   std::optional<int64_t> id = stmt_.optional_int64(col);
   if (!id) return std::nullopt;
-  if (const std::string* s = catalog_.strings().find(*id)) return *s;
-  scratch = fmt::format("[missing string {}]", *id);  // a dangling StringIds reference (e.g. sliced exports)
-  return scratch;
+  return catalog_.string_or_placeholder(*id, scratch);
 }
 
 namespace {
@@ -327,6 +326,13 @@ class GpuSource : public EventSource {
   void common_args(JsonObject& o, const GpuColumns& c) const {
     optional_int(o, "correlation_id", c.correlation);
     optional_int(o, "context_id", c.context);
+  }
+  // A CUPTI memory kind column: its label (ENUM table, else CUPTI's), or the number when neither knows it.
+  void memory_kind(JsonObject& o, std::string_view key, int col) const {
+    std::optional<int64_t> k = stmt_.optional_int64(col);
+    if (!k) return;
+    std::string_view label = label_or(catalog_.memory_kind_label(*k), builtin_memory_kind(*k));
+    if (!label.empty()) o.string(key, label); else o.integer(key, *k);
   }
 };
 
@@ -419,10 +425,9 @@ class MemcpySource final : public GpuSource {
   void write_args(std::string& out) const override {
     JsonObject o(out);
     optional_int(o, "bytes", bytes_);
-    if (!stmt_.is_null(copy_kind_)) {
-      int64_t k = stmt_.int64(copy_kind_);
-      std::string_view label = label_or(catalog_.memcpy_kind_label(k), builtin_memcpy_kind(k));
-      if (!label.empty()) o.string("copy_kind", label); else o.integer("copy_kind", k);
+    if (auto k = stmt_.optional_int64(copy_kind_)) {
+      std::string_view label = label_or(catalog_.memcpy_kind_label(*k), builtin_memcpy_kind(*k));
+      if (!label.empty()) o.string("copy_kind", label); else o.integer("copy_kind", *k);
     }
     memory_kind(o, "src_kind", src_kind_);
     memory_kind(o, "dst_kind", dst_kind_);
@@ -430,12 +435,6 @@ class MemcpySource final : public GpuSource {
     optional_int(o, "dst_device_id", dst_device_);
     common_args(o, gpu_);
     o.close();
-  }
-  void memory_kind(JsonObject& o, std::string_view key, int col) const {
-    if (stmt_.is_null(col)) return;
-    int64_t k = stmt_.int64(col);
-    std::string_view label = label_or(catalog_.memory_kind_label(k), builtin_memory_kind(k));
-    if (!label.empty()) o.string(key, label); else o.integer(key, k);
   }
 
  private:
@@ -468,11 +467,7 @@ class MemsetSource final : public GpuSource {
     JsonObject o(out);
     optional_int(o, "bytes", bytes_);
     optional_int(o, "value", value_);
-    if (!stmt_.is_null(mem_kind_)) {
-      int64_t k = stmt_.int64(mem_kind_);
-      std::string_view label = label_or(catalog_.memory_kind_label(k), builtin_memory_kind(k));
-      if (!label.empty()) o.string("mem_kind", label); else o.integer("mem_kind", k);
-    }
+    memory_kind(o, "mem_kind", mem_kind_);
     common_args(o, gpu_);
     o.close();
   }
@@ -502,7 +497,8 @@ class GraphSource final : public GpuSource {
   }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
-    name_scratch_ = stmt_.is_null(graph_id_) ? "CUDA graph" : fmt::format("CUDA graph {}", stmt_.int64(graph_id_));
+    std::optional<int64_t> graph = stmt_.optional_int64(graph_id_);
+    name_scratch_ = graph ? fmt::format("CUDA graph {}", *graph) : "CUDA graph";
     event_.name = name_scratch_;
     return true;
   }
@@ -561,7 +557,7 @@ class SyncSource final : public GpuSource {
     JsonObject o(out);
     if (!stmt_.is_null(sync_type_)) o.string("sync_type", event_.name);
     // 0xFFFFFFFF marks "no event" / "no stream" in CUPTI records.
-    if (!stmt_.is_null(event_id_) && stmt_.int64(event_id_) != 0xFFFFFFFF) o.integer("event_id", stmt_.int64(event_id_));
+    if (auto event = stmt_.optional_int64(event_id_); event && *event != 0xFFFFFFFF) o.integer("event_id", *event);
     common_args(o, gpu_);
     o.close();
   }
@@ -670,7 +666,7 @@ class NvtxSource final : public EventSource {
     binds.emplace_back(m.pattern);
     std::string cond = std::string("(text ") + m.sql_operator() + " ? OR (text IS NULL AND " +
                        string_column_condition("textId", m, binds);
-    if (!name_could_be(m, kUnnamedRange)) cond += " AND textId IS NOT NULL";
+    if (!name_could_be(m, kUnnamedNvtxRange)) cond += " AND textId IS NOT NULL";
     return cond + "))";
   }
   bool read_row() override {
@@ -688,8 +684,7 @@ class NvtxSource final : public EventSource {
     }
     if (event_.instant) event_.dur = 0;
     read_optional(global_tid_, event_.has_global_id, event_.global_id);
-    if (auto text = stmt_.optional_text(text_)) event_.name = *text;
-    else event_.name = string_or_placeholder(text_id_, name_scratch_).value_or(kUnnamedRange);
+    event_.name = catalog_.nvtx_range_name(stmt_.optional_text(text_), stmt_.optional_int64(text_id_), name_scratch_);
     return true;
   }
   void write_args(std::string& out) const override {
@@ -725,9 +720,8 @@ class NvtxSource final : public EventSource {
     int64_t type = stmt_.int64(type_);
     if (type == 60 || type == 71) o.string("range", "start/end");
     optional_int(o, "range_id", range_id_);
-    if (!stmt_.is_null(end_global_tid_) && !stmt_.is_null(global_tid_) &&
-        stmt_.int64(end_global_tid_) != stmt_.int64(global_tid_))
-      o.integer("end_tid", os_tid_of(stmt_.int64(end_global_tid_)));
+    auto ended_on = stmt_.optional_int64(end_global_tid_), started_on = stmt_.optional_int64(global_tid_);
+    if (ended_on && started_on && *ended_on != *started_on) o.integer("end_tid", os_tid_of(*ended_on));
     if (!event_.instant && end_was_null_) o.boolean("unclosed", true);
     o.close();
   }
@@ -781,7 +775,7 @@ class MpiSource final : public EventSource {
                                        "request_handle"};
     JsonObject o(out);
     for (int i = 0; i < 7; ++i)
-      if (!stmt_.is_null(params_[i])) o.integer(keys[i], stmt_.int64(params_[i]));
+      optional_int(o, keys[i], params_[i]);
     if (end_was_null()) o.boolean("no_end", true);
     o.close();
   }
@@ -868,13 +862,14 @@ class SchedSource final : public EventSource {
     read_interval(true);
     if (end_was_null()) event_.dur = checked_duration(stmt_.int64(0), catalog_.profile_end(db_));
     read_optional(4, event_.has_global_id, event_.global_id);
-    name_scratch_ = stmt_.is_null(3) ? "Running" : fmt::format("Running on CPU {}", stmt_.int64(3));
+    std::optional<int64_t> cpu = stmt_.optional_int64(3);
+    name_scratch_ = cpu ? fmt::format("Running on CPU {}", *cpu) : "Running";
     event_.name = name_scratch_;
     return true;
   }
   void write_args(std::string& out) const override {
     JsonObject o(out);
-    if (!stmt_.is_null(3)) o.integer("cpu", stmt_.int64(3));
+    optional_int(o, "cpu", 3);
     if (end_was_null()) o.boolean("until_profile_end", true);
     o.close();
   }
@@ -902,7 +897,8 @@ class CudaEventSource final : public GpuSource {
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
     event_.dur = 0;
-    name_scratch_ = stmt_.is_null(event_id_) ? "CUDA event" : fmt::format("CUDA event {}", stmt_.int64(event_id_));
+    std::optional<int64_t> event = stmt_.optional_int64(event_id_);
+    name_scratch_ = event ? fmt::format("CUDA event {}", *event) : "CUDA event";
     event_.name = name_scratch_;
     return true;
   }
@@ -942,7 +938,7 @@ class DiagnosticSource final : public EventSource {
     read_interval(true);
     event_.dur = 0;
     read_optional(global_pid_, event_.has_global_id, event_.global_id);
-    event_.name = stmt_.is_null(text_) ? std::string_view("[diagnostic]") : stmt_.text(text_);
+    event_.name = stmt_.optional_text(text_).value_or("[diagnostic]");
     return true;
   }
   void write_args(std::string& out) const override {

@@ -87,15 +87,18 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     Statement s(db, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
                         " WHERE eventType IN (59, 60, 70, 71) AND start IS NOT NULL AND globalTid IS NOT NULL");
     while (s.step()) {
-      if (!s.is_null(end_tid) && s.int64(end_tid) != s.int64(tid)) continue;  // ended on another thread
       ProjectedRange r;
+      r.global_tid = s.int64(tid);
+      std::optional<int64_t> ended_on = s.optional_int64(end_tid);
+      if (ended_on && *ended_on != r.global_tid) continue;  // ended on another thread
       r.nvtx_rowid = s.int64(rowid);
       r.start = s.int64(start);
-      r.unclosed = s.is_null(end);
-      r.end = r.unclosed ? catalog.profile_end(db) : std::max(r.start, s.int64(end));
-      r.global_tid = s.int64(tid);
-      r.start_end = s.int64(type) == 60 || s.int64(type) == 71;
-      r.domain_id = s.is_null(domain) ? 0 : static_cast<int32_t>(s.int64(domain));
+      std::optional<int64_t> stored_end = s.optional_int64(end);
+      r.unclosed = !stored_end;
+      r.end = r.unclosed ? catalog.profile_end(db) : std::max(r.start, *stored_end);
+      int64_t event_type = s.int64(type);
+      r.start_end = event_type == 60 || event_type == 71;
+      r.domain_id = static_cast<int32_t>(s.int64(domain));  // NULL: the default domain, 0
       all.push_back(r);
     }
   }
@@ -239,19 +242,12 @@ NvtxRangeNames::NvtxRangeNames(sqlite3* db, const ProfileCatalog& catalog) : cat
 }
 
 std::string_view NvtxRangeNames::name(int64_t nvtx_rowid) {
-  if (!stmt_) return "[unnamed NVTX range]";
+  if (!stmt_) return kUnnamedNvtxRange;
   stmt_.reset();
   stmt_.bind(1, nvtx_rowid);
-  if (!stmt_.step()) return "[unnamed NVTX range]";
-  if (!stmt_.is_null(0)) {
-    scratch_.assign(stmt_.text(0));
-  } else if (!stmt_.is_null(1)) {
-    const std::string* v = catalog_.strings().find(stmt_.int64(1));
-    scratch_ = v ? *v : "[missing string " + std::to_string(stmt_.int64(1)) + "]";
-  } else {
-    scratch_ = "[unnamed NVTX range]";
-  }
-  return scratch_;
+  if (!stmt_.step()) return kUnnamedNvtxRange;
+  // The text's bytes belong to the statement until the next call resets it.
+  return catalog_.nvtx_range_name(stmt_.optional_text(0), stmt_.optional_int64(1), scratch_);
 }
 
 }  // namespace nsystrace

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "src/mapped_array.h"
-
 #include "src/profile_catalog.h"
 #include "src/statement.h"
 

@@ -159,6 +159,19 @@ const std::string* ProfileCatalog::thread_name(int64_t global_tid) const {
 
 const std::string* ProfileCatalog::gpu_name(int64_t device_id) const { return find(gpus_, device_id); }
 
+std::string_view ProfileCatalog::string_or_placeholder(int64_t id, std::string& scratch) const {
+  if (const std::string* s = strings_.find(id)) return *s;
+  scratch = kMissingStringPrefix + std::to_string(id) + "]";
+  return scratch;
+}
+
+std::string_view ProfileCatalog::nvtx_range_name(std::optional<std::string_view> text, std::optional<int64_t> text_id,
+                                                 std::string& scratch) const {
+  if (text) return *text;
+  if (text_id) return string_or_placeholder(*text_id, scratch);
+  return kUnnamedNvtxRange;
+}
+
 const std::string* ProfileCatalog::nvtx_domain(int64_t domain_id) const {
   auto it = nvtx_domains_.find(domain_id);
   return it == nvtx_domains_.end() ? nullptr : &it->second;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -34,12 +35,21 @@ class StringTable {
   size_t count_ = 0;
 };
 
+constexpr const char* kUnnamedNvtxRange = "[unnamed NVTX range]";
+constexpr const char* kMissingStringPrefix = "[missing string ";  // "[missing string N]": see string_or_placeholder
+
 class ProfileCatalog {
  public:
   static std::shared_ptr<ProfileCatalog> load(sqlite3* db, const std::string& schema);
 
   const ExportSchema& schema() const { return schema_; }
   const StringTable& strings() const { return strings_; }
+  // The text of a StringIds id, or "[missing string N]" (written to scratch) for an id StringIds lacks: sliced
+  // exports keep rows whose strings were cut away.
+  std::string_view string_or_placeholder(int64_t id, std::string& scratch) const;
+  // An NVTX range's name: its inline text, else its registered string (textId), else kUnnamedNvtxRange.
+  std::string_view nvtx_range_name(std::optional<std::string_view> text, std::optional<int64_t> text_id,
+                                   std::string& scratch) const;
 
   // Names; nullptr when the export does not say.
   const std::string* process_name(int64_t process_key) const;

@@ -3,8 +3,8 @@
 #pragma once
 #include <cstdint>
 #include <stdexcept>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "src/sqlite_api.h"
@@ -52,11 +52,7 @@ class Statement {
   }
   double real(int col) const { return sqlite3_column_double(stmt_, col); }
   int type(int col) const { return sqlite3_column_type(stmt_, col); }
-  std::string_view text(int col) const {
-    const unsigned char* p = sqlite3_column_text(stmt_, col);
-    if (p == nullptr) return {};
-    return {reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
-  }
+  std::string_view text(int col) const { return optional_text(col).value_or(std::string_view()); }  // NULL: ""
   sqlite3_stmt* get() const { return stmt_; }
   explicit operator bool() const { return stmt_ != nullptr; }
 
