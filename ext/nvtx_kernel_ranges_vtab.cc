@@ -167,24 +167,8 @@ int x_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
   return SQLITE_OK;
 }
 
-sqlite3_module make_module() {
-  sqlite3_module m;
-  std::memset(&m, 0, sizeof m);
-  m.xConnect = x_connect;  // eponymous-only (no xCreate)
-  m.xBestIndex = x_best_index;
-  m.xDisconnect = disconnect_vtab;
-  m.xDestroy = disconnect_vtab;
-  m.xOpen = x_open;
-  m.xClose = x_close;
-  m.xFilter = x_filter;
-  m.xNext = x_next;
-  m.xEof = x_eof;
-  m.xColumn = x_column;
-  m.xRowid = x_rowid;
-  return m;
-}
-
-const sqlite3_module kModule = make_module();
+const sqlite3_module kModule =
+    read_only_eponymous_module(x_connect, x_best_index, x_open, x_close, x_filter, x_next, x_eof, x_column, x_rowid);
 
 }  // namespace
 

@@ -52,6 +52,33 @@ inline int disconnect_vtab(sqlite3_vtab* vtab) {
   return SQLITE_OK;
 }
 
+// The module of a read-only, eponymous-only virtual table: no xCreate, so it needs (and allows) no CREATE VIRTUAL
+// TABLE; no xUpdate; disconnected (and destroyed) by disconnect_vtab.
+inline sqlite3_module read_only_eponymous_module(decltype(sqlite3_module::xConnect) connect,
+                                                 decltype(sqlite3_module::xBestIndex) best_index,
+                                                 decltype(sqlite3_module::xOpen) open,
+                                                 decltype(sqlite3_module::xClose) close,
+                                                 decltype(sqlite3_module::xFilter) filter,
+                                                 decltype(sqlite3_module::xNext) next,
+                                                 decltype(sqlite3_module::xEof) eof,
+                                                 decltype(sqlite3_module::xColumn) column,
+                                                 decltype(sqlite3_module::xRowid) rowid) {
+  sqlite3_module m;
+  std::memset(&m, 0, sizeof m);
+  m.xConnect = connect;
+  m.xBestIndex = best_index;
+  m.xDisconnect = disconnect_vtab;
+  m.xDestroy = disconnect_vtab;
+  m.xOpen = open;
+  m.xClose = close;
+  m.xFilter = filter;
+  m.xNext = next;
+  m.xEof = eof;
+  m.xColumn = column;
+  m.xRowid = rowid;
+  return m;
+}
+
 // A value as text (after SQLite's conversion), without a copy; empty for NULL.
 inline std::string_view text_of(sqlite3_value* v) {
   const unsigned char* p = sqlite3_value_text(v);
