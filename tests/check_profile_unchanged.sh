@@ -4,15 +4,10 @@
 #   check_profile_unchanged.sh SQLITE3 EXTENSION.so SOURCE_DIR
 set -euo pipefail
 sqlite3_bin=$1 so=${2%.so} src=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-"$sqlite3_bin" "$tmp/example.sqlite" < "$src/examples/example_profile.sql"
-profiles=("$tmp/example.sqlite")
-if [ -d "$src/../shared/fixtures/real" ]; then
-  for f in "$src"/../shared/fixtures/real/*.sqlite; do cp "$f" "$tmp/"; chmod u+w "$tmp/$(basename "$f")"; profiles+=("$tmp/$(basename "$f")"); done
-else
-  echo "check_profile_unchanged: ../shared absent: checking the bundled example only"
-fi
+source "$src/tests/profiles.sh"
+profiles=("$tmp/example.sqlite")  # the real exports are checked on writable copies
+for f in "${real_exports[@]}"; do cp "$f" "$tmp/"; chmod u+w "$tmp/$(basename "$f")"; profiles+=("$tmp/$(basename "$f")"); done
+[ ${#real_exports[@]} -gt 0 ] || echo "check_profile_unchanged: ../shared absent: checking the bundled example only"
 passed=0 failed=0
 for p in "${profiles[@]}"; do
   before=$(sha256sum "$p" | cut -d' ' -f1)

@@ -5,12 +5,8 @@
 #   check_recipes.sh SQLITE3 EXTENSION.so SOURCE_DIR
 set -euo pipefail
 sqlite3_bin=$1 so=${2%.so} src=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-"$sqlite3_bin" "$tmp/example.sqlite" < "$src/examples/example_profile.sql"
-profiles=("$tmp/example.sqlite")
-[ -d "$src/../shared/fixtures/real" ] && profiles+=("$src"/../shared/fixtures/real/*.sqlite) ||
-  echo "check_recipes: ../shared absent: recipes run on the bundled example only"
+source "$src/tests/profiles.sh"
+[ ${#real_exports[@]} -gt 0 ] || echo "check_recipes: ../shared absent: recipes run on the bundled example only"
 passed=0 failed=0
 for p in "${profiles[@]}"; do
   for r in "$src"/sql/*.sql; do

@@ -9,11 +9,7 @@ here=$src/tests/viewer
 if ! command -v node > /dev/null || [ ! -d "$here/node_modules/@paulirish/trace_engine" ]; then
   echo "SKIPPED: node or @paulirish/trace_engine missing (run: cd tests/viewer && npm install)"; exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-"$sqlite3_bin" "$tmp/example.sqlite" < "$src/examples/example_profile.sql"
-profiles=("$tmp/example.sqlite")
-[ -d "$src/../shared/fixtures/real" ] && profiles+=("$src"/../shared/fixtures/real/*.sqlite)
+source "$src/tests/profiles.sh"
 traces=()
 for p in "${profiles[@]}"; do
   out="$tmp/$(basename "$p" .sqlite).json"
