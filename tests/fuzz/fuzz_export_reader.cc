@@ -16,7 +16,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return true;
   }();
   (void)registered;
-  static const std::string path = "/tmp/nsystrace_fuzz_" + std::to_string(getpid()) + ".sqlite";
+  // One scratch file per fuzzing process, removed when it exits.
+  static const struct ScratchFile {
+    std::string path = "/tmp/nsystrace_fuzz_" + std::to_string(getpid()) + ".sqlite";
+    ~ScratchFile() { std::remove(path.c_str()); }
+  } scratch;
+  const std::string& path = scratch.path;
   if (std::FILE* f = std::fopen(path.c_str(), "wb")) {
     std::fwrite(data, 1, size, f);
     std::fclose(f);

@@ -12,11 +12,8 @@
 namespace {
 
 std::string temp_path(const char* name) {
-  static std::string dir = [] {
-    char tmpl[] = "/tmp/nsystrace_bad_XXXXXX";
-    return std::string(mkdtemp(tmpl));
-  }();
-  return dir + "/" + name;
+  static const testdb::TempDir dir("nsystrace_bad");  // removed when the test process exits
+  return dir.file(name);
 }
 
 TEST(BadInput, AFileThatIsNotADatabaseIsSqlitesOwnClearError) {

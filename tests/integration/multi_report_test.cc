@@ -12,8 +12,6 @@ namespace {
 class MultiReport : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/nsystrace_multi_XXXXXX";
-    dir = mkdtemp(tmpl);
     for (const char* name : {"rank0", "rank1"}) {
       testdb::Db make(dir + "/" + name + ".sqlite", false, true);
       make.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
@@ -25,11 +23,8 @@ class MultiReport : public ::testing::Test {
     db = std::make_unique<testdb::Db>(dir + "/rank0.sqlite");
     db->exec("attach 'file:" + dir + "/rank1.sqlite?mode=ro' as rank1");
   }
-  void TearDown() override {
-    db.reset();
-    std::system(("rm -rf " + dir).c_str());
-  }
-  std::string dir;
+  testdb::TempDir tmp{"nsystrace_multi"};  // declared first: removed after db has closed its files
+  const std::string dir = tmp.path();
   std::unique_ptr<testdb::Db> db;
 };
 

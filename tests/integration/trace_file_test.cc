@@ -51,14 +51,10 @@ int count_files(const std::string& dir, const std::string& prefix) {
 
 class TraceFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    db.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
-    char tmpl[] = "/tmp/nsystrace_test_XXXXXX";
-    dir = mkdtemp(tmpl);
-  }
-  void TearDown() override { std::system(("rm -rf " + dir).c_str()); }
+  void SetUp() override { db.exec_file(testdb::source_dir() + "/examples/example_profile.sql"); }
   testdb::Db db;
-  std::string dir;
+  testdb::TempDir tmp{"nsystrace_test"};
+  const std::string dir = tmp.path();
 };
 
 TEST_F(TraceFileTest, WritesTheSameTraceAsTheTextForm) {
@@ -121,9 +117,8 @@ TEST_F(TraceFileTest, CannotBeCalledFromAView) {
 }
 
 TEST(CreateIndexes, WritesOnlyWhenAskedAndMakesWindowsCheap) {
-  char tmpl[] = "/tmp/nsystrace_idx_XXXXXX";
-  std::string dir = mkdtemp(tmpl);
-  std::string path = dir + "/profile.sqlite";
+  testdb::TempDir dir("nsystrace_idx");
+  std::string path = dir.file("profile.sqlite");
   {
     sqlite3* raw = nullptr;
     sqlite3_open(path.c_str(), &raw);
@@ -159,7 +154,6 @@ TEST(CreateIndexes, WritesOnlyWhenAskedAndMakesWindowsCheap) {
   int after = pages_read(ro);
   EXPECT_LT(after * 3, before) << "pages read for a narrow window: " << before << " without index, " << after
                                << " with";
-  std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace

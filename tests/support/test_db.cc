@@ -1,5 +1,8 @@
 #include "tests/support/test_db.h"
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -10,6 +13,17 @@
 namespace testdb {
 
 std::string source_dir() { return NSYSTRACE_SOURCE_DIR; }
+
+TempDir::TempDir(const std::string& prefix) {
+  std::string tmpl = "/tmp/" + prefix + "_XXXXXX";
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot make a directory like " + tmpl);
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
 
 std::string shared_fixtures_dir() {
   const char* env = std::getenv("NSYSTRACE_SHARED_FIXTURES");

@@ -12,6 +12,21 @@ namespace testdb {
 std::string source_dir();
 std::string shared_fixtures_dir();
 
+// A new directory under /tmp (/tmp/<prefix>_XXXXXX), removed with everything in it when this object goes away,
+// whether the test passed or stopped at a failed assertion.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& prefix);  // throws std::runtime_error when it cannot be made
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
 class Db {
  public:
   // An in-memory database with the statically linked extension (SQLITE_CORE build) registered.
