@@ -75,7 +75,8 @@ struct Aggregate {
     writer = std::make_unique<ChromeTraceWriter>(out);
   }
   // The file form: the buffer drains to the file in 1 MB chunks.
-  Aggregate(const std::string& path, bool show_progress) : file(std::make_unique<TraceFile>(path)), progress(show_progress) {
+  Aggregate(const std::string& path, std::vector<std::string> database_files, bool show_progress)
+      : file(std::make_unique<TraceFile>(path, std::move(database_files))), progress(show_progress) {
     out.set_drain([this](const char* p, size_t n) { file->write(p, n); report_progress(false); }, 1 << 20);
     writer = std::make_unique<ChromeTraceWriter>(out);
     started = last_report = std::chrono::steady_clock::now();
@@ -301,7 +302,8 @@ void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
         if (sqlite3_value_type(argv[0]) != SQLITE_TEXT)
           throw Error("nsystrace: chrome_trace_file(path [, progress]): path must be a file name");
         bool progress = argc > 1 && sqlite3_value_int(argv[1]) != 0;
-        return new Aggregate(std::string(text_of(argv[0])), progress);
+        auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+        return new Aggregate(std::string(text_of(argv[0])), state->database_files(), progress);
       },
       [&](Aggregate& agg) { step_star(ctx, agg); });
 }
@@ -314,20 +316,39 @@ const TimelineScan* aggregated_scan(sqlite3_context* ctx, const Aggregate* agg) 
   return c != nullptr ? c->scan.get() : nullptr;
 }
 
+// A database's file as otherData shows it: its name only, unless identifying metadata was asked for (a full path
+// often holds a home directory).
+void source_file(JsonObject& o, sqlite3* db, const std::string& schema, bool identifying) {
+  const char* file = sqlite3_db_filename(db, schema.c_str());
+  if (file == nullptr || *file == '\0') return;
+  std::string_view f(file);
+  if (!identifying && f.rfind('/') != std::string_view::npos) f.remove_prefix(f.rfind('/') + 1);
+  o.string("source_file", f);
+}
+
 std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) {
   const TimelineScan* scan = aggregated_scan(ctx, agg);
+  bool identifying = static_cast<ConnectionState*>(sqlite3_user_data(ctx))->identifying_metadata;
   std::string json;
   JsonObject o(json);
   o.string("generator", "nsystrace " NSYSTRACE_VERSION);
   if (agg != nullptr && agg->catalog) {
     const ProfileCatalog& c = *agg->catalog;
-    const char* file = sqlite3_db_filename(db, c.schema().schema().c_str());
-    if (file && *file) o.string("source_file", file);
-    std::string meta;
+    source_file(o, db, c.schema().schema(), identifying);
+    std::string meta, left_out = "[";
     JsonObject m(meta);
-    for (const auto& [k, v] : c.export_metadata()) m.string(k, v);
+    for (const auto& [k, v] : c.export_metadata()) {
+      if (identifying || !is_identifying_metadata(k, v)) {
+        m.string(k, v);
+      } else {
+        if (left_out.size() > 1) left_out += ',';
+        append_json_string(left_out, k);
+      }
+    }
     m.close();
     o.raw("export", meta);
+    // Named, so a user who needs them knows they exist and how to get them.
+    if (left_out.size() > 1) o.raw("export_left_out", left_out + "]");
     if (c.session_start_utc_ns()) o.integer("session_start_utc_ns", *c.session_start_utc_ns());
     if (scan != nullptr && scan->reports().size() > 1) {
       std::string reports = "[";
@@ -335,8 +356,7 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
         std::string one;
         JsonObject ro(one);
         ro.string("schema", r.context.schema);
-        const char* f = sqlite3_db_filename(db, r.context.schema.c_str());
-        if (f && *f) ro.string("source_file", f);
+        source_file(ro, db, r.context.schema, identifying);
         ro.integer("pid_offset", r.context.index * kReportPidStride).integer("clock_offset_ns", r.context.clock_offset);
         if (!r.catalog->session_start_utc_ns()) ro.boolean("clock_not_aligned", true);
         ro.close();
@@ -369,6 +389,7 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
     k.close();
     o.raw("event_counts", counts);
     o.integer("flows", static_cast<int64_t>(agg->writer->flows()));
+    if (uint64_t n = agg->writer->clamped_to_zero()) o.integer("events_clamped_to_zero", static_cast<int64_t>(n));
   }
   o.close();
   return json;

@@ -37,6 +37,13 @@ class ConnectionState {
   std::shared_ptr<const ProfileCatalog> catalog(const std::string& schema);
   // The NVTX GPU projection of database `schema`, computed on first use and kept with its catalog.
   std::shared_ptr<const NvtxProjection> projection(const std::string& schema);
+  // The files of the connection's databases (main, temp, ATTACHed; "" for in-memory ones): what a trace file
+  // must never replace.
+  std::vector<std::string> database_files() const;
+
+  // nsystrace_option('identifying_metadata', 1): otherData keeps the export's host, user and paths (left out by
+  // default: traces get shared).
+  bool identifying_metadata = false;
 
  private:
   struct CachedCatalog {
@@ -54,5 +61,6 @@ class ConnectionState {
 int register_trace_events(sqlite3* db, ConnectionState* state, std::string* error);
 int register_chrome_trace(sqlite3* db, ConnectionState* state, std::string* error);
 int register_nvtx_kernel_ranges(sqlite3* db, ConnectionState* state, std::string* error);
+int register_options(sqlite3* db, ConnectionState* state, std::string* error);
 
 }  // namespace nsystrace

@@ -52,6 +52,13 @@ std::shared_ptr<const ProfileCatalog> ConnectionState::catalog(const std::string
   return slot.catalog;
 }
 
+std::vector<std::string> ConnectionState::database_files() const {
+  std::vector<std::string> out;
+  Statement s(db_, "SELECT file FROM pragma_database_list");
+  while (s.step()) out.emplace_back(s.text(0));
+  return out;
+}
+
 std::shared_ptr<const NvtxProjection> ConnectionState::projection(const std::string& schema) {
   auto current = catalog(schema);
   auto& slot = catalogs_[schema];
@@ -88,7 +95,42 @@ void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** arg
   }
 }
 
+// nsystrace_option(name [, value]): reads (and with a value, sets) a setting of this connection's traces; returns
+// its value. The one setting: 'identifying_metadata' (0 or 1, default 0).
+void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+  const unsigned char* name = sqlite3_value_text(argv[0]);
+  if (name == nullptr || std::string(reinterpret_cast<const char*>(name)) != "identifying_metadata") {
+    sqlite3_result_error(ctx,
+                         "nsystrace_option(name [, value]): unknown option; the options are: identifying_metadata "
+                         "(1: otherData keeps the export's host, user and file paths; 0, the default: they are left "
+                         "out)",
+                         -1);
+    return;
+  }
+  if (argc > 1) {
+    if (sqlite3_value_numeric_type(argv[1]) != SQLITE_INTEGER ||
+        (sqlite3_value_int64(argv[1]) != 0 && sqlite3_value_int64(argv[1]) != 1)) {
+      sqlite3_result_error(ctx, "nsystrace_option('identifying_metadata', value): value must be 0 or 1", -1);
+      return;
+    }
+    state->identifying_metadata = sqlite3_value_int64(argv[1]) == 1;
+  }
+  sqlite3_result_int(ctx, state->identifying_metadata ? 1 : 0);
+}
+
 }  // namespace
+
+int register_options(sqlite3* db, ConnectionState* state, std::string* error) {
+  int rc = SQLITE_OK;
+  for (int n : {1, 2}) {
+    if (rc == SQLITE_OK)
+      rc = sqlite3_create_function_v2(db, "nsystrace_option", n, SQLITE_UTF8 | SQLITE_DIRECTONLY, state,
+                                      option_function, nullptr, nullptr, nullptr);
+  }
+  if (rc != SQLITE_OK) *error = "cannot register nsystrace_option";
+  return rc;
+}
 
 }  // namespace nsystrace
 
@@ -117,6 +159,7 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
       if (rc == SQLITE_OK) rc = register_trace_events(db, state, &error);
       if (rc == SQLITE_OK) rc = register_chrome_trace(db, state, &error);
       if (rc == SQLITE_OK) rc = register_nvtx_kernel_ranges(db, state, &error);
+      if (rc == SQLITE_OK) rc = register_options(db, state, &error);
     }
   } catch (const std::exception& e) {
     error = e.what();

@@ -94,8 +94,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
     }
     (void)argc;
     for (const std::string& schema : schemas) {
-      // No such database: no rows (trace_events explains; here the answer is empty).
-      if (!schema_exists(vtab->state->db(), schema)) continue;
+      // No such database: an error, as in trace_events (an empty answer would look like a report without NVTX).
+      check_schema_exists(vtab->state->db(), schema);
       Report r;
       r.schema = schema;
       r.catalog = vtab->state->catalog(schema);

@@ -154,10 +154,15 @@ void apply_ts(ScanFilter& f, const std::string& op, sqlite3_value* v) {
   if (f.ts_min && f.ts_max && *f.ts_min > *f.ts_max) f.impossible = true;
 }
 
+// The kind a constraint names. NULL matches nothing (x = NULL is never true); any other value that is not a kind
+// is a mistake (`kind = 'kernels'`), and an empty answer would look like a profile without kernels.
 uint32_t kind_mask_of(sqlite3_value* v) {
-  if (sqlite3_value_type(v) != SQLITE_TEXT) return 0;
+  if (sqlite3_value_type(v) == SQLITE_NULL) return 0;
   auto k = kind_from_name(text_of(v));
-  return k ? kind_bit(*k) : 0;
+  if (k) return kind_bit(*k);
+  std::string kinds;
+  for (int i = 0; i < kKindCount; ++i) kinds += fmt::format("{}'{}'", i ? ", " : "", kind_name(static_cast<Kind>(i)));
+  throw Error(fmt::format("nsystrace: trace_events has no kind '{}'; the kinds are: {}", text_of(v), kinds));
 }
 
 ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
@@ -234,14 +239,6 @@ std::optional<int64_t> main_session_start(ConnectionState* state) {
   } catch (const Error&) {
     return std::nullopt;
   }
-}
-
-void check_schema_exists(sqlite3* db, const std::string& schema) {
-  if (!schema_exists(db, schema))
-    throw Error(fmt::format("nsystrace: there is no database named '{}': ATTACH each report first, e.g. "
-                            "ATTACH 'rank1.sqlite' AS rank1, then select ... from trace_events where schema in "
-                            "('main', 'rank1')",
-                            schema));
 }
 
 void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {

@@ -105,6 +105,14 @@ inline bool schema_exists(sqlite3* db, const std::string& schema) {
   return s.step();
 }
 
+// Throws the error a query naming a database the connection does not have gets (from the hidden schema column).
+inline void check_schema_exists(sqlite3* db, const std::string& schema) {
+  if (!schema_exists(db, schema))
+    throw Error("nsystrace: there is no database named '" + schema +
+                "': ATTACH each report first, e.g. ATTACH 'rank1.sqlite' AS rank1, then select ... where schema in "
+                "('main', 'rank1')");
+}
+
 inline void result_text(sqlite3_context* ctx, std::string_view s) {
   sqlite3_result_text64(ctx, s.data(), s.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }

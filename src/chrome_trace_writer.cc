@@ -33,17 +33,27 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   }
   ++*last_kind_count_;
 
+  // Perfetto drops every event with a negative timestamp (nsys records some before the session start). Such an
+  // event is drawn at 0, ending where it ended (or at 0), and keeps its recorded times in args.
+  int64_t ts = ev.ts, dur = ev.dur;
+  bool clamped = ts < 0;
+  if (clamped) {
+    ++clamped_;
+    ts = 0;
+    dur = ev.has_dur ? std::max<int64_t>(0, ev.ts + ev.dur) : 0;  // ev.ts < 0 <= ev.dur: no overflow
+  }
   out_.append("{\"name\":");
   append_json_string(out_, ev.name);
   out_.append(",\"cat\":");
   append_json_string(out_, ev.kind);
   // gpu_metric rows are counter samples; other rows without a duration are instants.
-  if (ev.kind == "gpu_metric") out_.append(",\"ph\":\"C\",\"ts\":");
+  bool counter = ev.kind == "gpu_metric";
+  if (counter) out_.append(",\"ph\":\"C\",\"ts\":");
   else out_.append(ev.has_dur ? ",\"ph\":\"X\",\"ts\":" : ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
-  append_ns_as_us(out_, ev.ts);
+  append_ns_as_us(out_, ts);
   if (ev.has_dur) {
     out_.append(",\"dur\":");
-    append_ns_as_us(out_, ev.dur);
+    append_ns_as_us(out_, dur);
   }
   out_.append(",\"pid\":");
   append_int(out_, ev.pid);
@@ -53,7 +63,19 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
     out_.append(",\"cname\":");
     append_json_string(out_, ev.cname);
   }
-  if (!ev.args.empty() && ev.args != "{}") {
+  bool has_args = !ev.args.empty() && ev.args != "{}";
+  if (clamped && !counter) {  // a counter's args are its values: its recorded time is not added there
+    out_.append(",\"args\":{\"recorded_ts_ns\":");
+    append_int(out_, ev.ts);
+    if (ev.has_dur) {
+      out_.append(",\"recorded_dur_ns\":");
+      append_int(out_, ev.dur);
+    }
+    std::string_view rest = has_args ? ev.args.substr(1) : std::string_view("}");  // after the object's '{'
+    size_t first = rest.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos && rest[first] != '}') out_.push_back(',');
+    out_.append(rest);
+  } else if (has_args) {
     out_.append(",\"args\":");
     out_.append(ev.args);
   }
@@ -87,7 +109,7 @@ void ChromeTraceWriter::flow_event(char phase, uint64_t id, int64_t pid, int64_t
   out_.append(",\"tid\":");
   append_int(out_, tid);
   out_.append(",\"ts\":");
-  append_ns_as_us(out_, ts);
+  append_ns_as_us(out_, std::max<int64_t>(0, ts));  // the end of a slice drawn at 0 (see add())
   out_.push_back('}');
 }
 

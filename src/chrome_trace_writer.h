@@ -44,6 +44,9 @@ class ChromeTraceWriter {
   void finish(std::string_view other_data);
   uint64_t events() const { return events_; }
   uint64_t flows() const { return flows_; }
+  // Events recorded before time 0 (Perfetto drops negative timestamps): drawn at 0, their recorded ts and dur in
+  // args (recorded_ts_ns, recorded_dur_ns).
+  uint64_t clamped_to_zero() const { return clamped_; }
   const std::map<std::string, uint64_t, std::less<>>& kind_counts() const { return kind_counts_; }
 
  private:
@@ -53,7 +56,7 @@ class ChromeTraceWriter {
 
   OutputBuffer& out_;
   bool first_ = true;
-  uint64_t events_ = 0, flows_ = 0;
+  uint64_t events_ = 0, flows_ = 0, clamped_ = 0;
   std::map<std::string, uint64_t, std::less<>> kind_counts_;
   std::string_view last_kind_;           // a cache in front of kind_counts_: rows come in runs of a kind
   uint64_t* last_kind_count_ = nullptr;

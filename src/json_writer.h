@@ -143,7 +143,8 @@ void append_json_string(Out& out, std::string_view s) {
   out.push_back('"');
 }
 
-// Builds one JSON object into a std::string: {"k":v,...}. Keys are trusted ASCII literals.
+// Builds one JSON object into a std::string: {"k":v,...}. Keys are escaped like values: some come from the profile
+// (export metadata names) or from users (explicit-form kinds).
 class JsonObject {
  public:
   explicit JsonObject(std::string& out) : out_(out) { out_.assign("{"); }
@@ -161,9 +162,8 @@ class JsonObject {
   void key_(std::string_view key) {
     if (!first_) out_.push_back(',');
     first_ = false;
-    out_.push_back('"');
-    out_.append(key);
-    out_.append("\":", 2);
+    append_json_string(out_, key);
+    out_.push_back(':');
   }
   std::string& out_;
   bool first_ = true;

@@ -154,6 +154,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
                           "\"end\" IS NOT NULL ORDER BY 1, 2");
   bool have_op = ops.step(), have_call = calls.step();
   std::vector<Op> group;
+  std::vector<uint32_t> owners;
   while (have_op && have_call) {
     std::pair<int64_t, int64_t> call_key{calls.int64(0), calls.int64(1)}, op_key{ops.int64(0), ops.int64(1)};
     if (op_key < call_key) {
@@ -169,42 +170,49 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       group.push_back(Op{ops.int64(2), ops.int64(3), ops.int64(4), static_cast<int>(ops.int64(5))});
       have_op = ops.step();
     }
+    // The ranges holding any call of this (correlationId, process), each once: some exports record two API rows
+    // for one launch (cudaLaunchKernel and its versioned twin cudaLaunchKernel_v7000), and the operations count
+    // once per range all the same (gpu_ops = distinct correlation ids).
+    owners.clear();
     while (have_call && std::make_pair(calls.int64(0), calls.int64(1)) == call_key) {
       auto t = threads.find(calls.int64(2));
       if (t != threads.end()) {
         int64_t s = calls.int64(3), e = calls.int64(4);
         t->second.ending_after(t->second.started_by(s), e, hits);
-        for (size_t pos : hits) {
-          size_t index = t->second.order[pos];
-          ProjectedRange& r = all[index];
-
-          ++r.gpu_ops;
-          for (const Op& op : group) {
-            r.gpu_start = std::min(r.gpu_start, op.start);
-            r.gpu_end = std::max(r.gpu_end, op.end);
-            r.kernels += op.kind == kKernelOp;
-            r.memcpys += op.kind == kMemcpyOp;
-            r.memsets += op.kind == kMemsetOp;
-            r.graphs += op.kind == kGraphOp;
-          }
-          for (const Op& op : group) {  // per device: extent
-            uint32_t link = r.first_device;
-            while (link != 0 && pool[link - 1].extent.device != op.device) link = pool[link - 1].next;
-            if (link == 0) {
-              pool.push_back(DeviceLink{DeviceExtent{op.device, op.start, op.end, 0}, r.first_device});
-              r.first_device = link = static_cast<uint32_t>(pool.size());
-            }
-            DeviceExtent& d = pool[link - 1].extent;
-            d.gpu_start = std::min(d.gpu_start, op.start);
-            d.gpu_end = std::max(d.gpu_end, op.end);
-          }
-          for (uint32_t link = r.first_device; link != 0; link = pool[link - 1].next) {  // this call, once per device
-            DeviceExtent& d = pool[link - 1].extent;
-            d.ops += std::any_of(group.begin(), group.end(), [&](const Op& op) { return op.device == d.device; });
-          }
-        }
+        for (size_t pos : hits) owners.push_back(t->second.order[pos]);
       }
       have_call = calls.step();
+    }
+    if (owners.size() > 1) {
+      std::sort(owners.begin(), owners.end());
+      owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
+    }
+    for (uint32_t index : owners) {
+      ProjectedRange& r = all[index];
+      ++r.gpu_ops;
+      for (const Op& op : group) {
+        r.gpu_start = std::min(r.gpu_start, op.start);
+        r.gpu_end = std::max(r.gpu_end, op.end);
+        r.kernels += op.kind == kKernelOp;
+        r.memcpys += op.kind == kMemcpyOp;
+        r.memsets += op.kind == kMemsetOp;
+        r.graphs += op.kind == kGraphOp;
+      }
+      for (const Op& op : group) {  // per device: extent
+        uint32_t link = r.first_device;
+        while (link != 0 && pool[link - 1].extent.device != op.device) link = pool[link - 1].next;
+        if (link == 0) {
+          pool.push_back(DeviceLink{DeviceExtent{op.device, op.start, op.end, 0}, r.first_device});
+          r.first_device = link = static_cast<uint32_t>(pool.size());
+        }
+        DeviceExtent& d = pool[link - 1].extent;
+        d.gpu_start = std::min(d.gpu_start, op.start);
+        d.gpu_end = std::max(d.gpu_end, op.end);
+      }
+      for (uint32_t link = r.first_device; link != 0; link = pool[link - 1].next) {  // this call, once per device
+        DeviceExtent& d = pool[link - 1].extent;
+        d.ops += std::any_of(group.begin(), group.end(), [&](const Op& op) { return op.device == d.device; });
+      }
     }
   }
 

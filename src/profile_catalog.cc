@@ -133,6 +133,14 @@ void ProfileCatalog::load_labels(sqlite3* db, const char* table, const char* key
     if (!s.is_null(0) && !s.is_null(1)) out[s.int64(0)] = std::string(s.text(1));
 }
 
+bool is_identifying_metadata(std::string_view key, std::string_view value) {
+  for (std::string_view word : {"HOST", "USER", "PATH"})
+    if (key.find(word) != std::string_view::npos) return true;
+  for (std::string_view home : {"/home/", "/Users/", "\\Users\\", "/root/"})
+    if (value.find(home) != std::string_view::npos) return true;
+  return false;
+}
+
 void ProfileCatalog::load_export_metadata(sqlite3* db) {
   for (const char* table : {"META_DATA_EXPORT", "EXPORT_META_DATA"}) {
     const TableInfo* t = schema_.table(table);

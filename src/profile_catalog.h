@@ -16,6 +16,11 @@
 
 namespace nsystrace {
 
+// Export metadata that identifies a person or a machine (the host, the user, file paths that may hold a home
+// directory): left out of traces unless the user asks for it, because traces get shared.
+bool is_identifying_metadata(std::string_view key, std::string_view value);
+
+
 // nsys serializes thread and process ids as (host/vm id << 48) | (pid << 24) | tid.
 inline int32_t os_pid_of(int64_t global_id) { return static_cast<int32_t>((global_id >> 24) & 0xFFFFFF); }
 inline int32_t os_tid_of(int64_t global_id) { return static_cast<int32_t>(global_id & 0xFFFFFF); }

@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "src/statement.h"
@@ -14,19 +15,70 @@
 namespace nsystrace {
 
 namespace {
-bool ends_with(const std::string& s, const char* suffix) {
-  size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+// "dir/name" with dir resolved (symbolic links, "..", relative paths): the name a file will have once created.
+std::string canonical_target(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  char* resolved = realpath(dir.c_str(), nullptr);
+  if (resolved == nullptr) return path;
+  std::string out(resolved);
+  std::free(resolved);
+  return (out == "/" ? out : out + "/") + base;
+}
+
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+bool starts_like_sqlite(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  char header[16] = {};
+  size_t n = std::fread(header, 1, sizeof header, f);
+  std::fclose(f);
+  return n == sizeof header && std::memcmp(header, "SQLite format 3", 16) == 0;  // 15 chars and the NUL
 }
 }  // namespace
 
-TraceFile::TraceFile(std::string path) : path_(std::move(path)) {
-  if (path_.empty()) throw Error("nsystrace: chrome_trace_file(): the file name is empty");
+bool gzip_name(const std::string& path) {
+  if (path.size() < 3) return false;
+  std::string tail = path.substr(path.size() - 3);
+  return tail[0] == '.' && (tail[1] == 'g' || tail[1] == 'G') && (tail[2] == 'z' || tail[2] == 'Z');
+}
+
+void check_not_a_database(const std::string& function, const std::string& path,
+                          const std::vector<std::string>& database_files) {
+  struct stat target;
+  bool exists = stat(path.c_str(), &target) == 0;
+  std::string target_name = canonical_target(path);
+  for (const std::string& db : database_files) {
+    if (db.empty()) continue;  // in-memory and temporary databases have no file
+    for (const char* suffix : {"", "-wal", "-journal", "-shm"}) {
+      std::string file = db + suffix;
+      struct stat st;
+      bool same = exists ? stat(file.c_str(), &st) == 0 && same_file(st, target) : canonical_target(file) == target_name;
+      if (same)
+        throw Error(fmt::format("nsystrace: {}: refusing to write '{}': it is {} of the database '{}' open on this "
+                                "connection. A trace file never replaces a database; choose another name, e.g. "
+                                "'trace.json.gz'",
+                                function, path, *suffix ? fmt::format("the {} file", suffix + 1) : std::string("the file"),
+                                db));
+    }
+  }
+  if (exists && starts_like_sqlite(path))
+    throw Error(fmt::format("nsystrace: {}: refusing to write '{}': it is an SQLite database, and a trace file never "
+                            "replaces a database; choose another name, e.g. 'trace.json.gz'",
+                            function, path));
+}
+
+TraceFile::TraceFile(std::string path, std::vector<std::string> database_files, std::string function)
+    : path_(std::move(path)), function_(std::move(function)), database_files_(std::move(database_files)) {
+  if (path_.empty()) throw Error(fmt::format("nsystrace: {}: the file name is empty", function_));
+  check_not_a_database(function_, path_, database_files_);
   temp_path_ = fmt::format("{}.partial-{}", path_, static_cast<long>(getpid()));
   file_ = std::fopen(temp_path_.c_str(), "wb");
   if (file_ == nullptr)
-    throw Error(fmt::format("nsystrace: chrome_trace_file(): cannot create '{}': {}", temp_path_, std::strerror(errno)));
-  if (ends_with(path_, ".gz")) {
+    throw Error(fmt::format("nsystrace: {}: cannot create '{}': {}", function_, temp_path_, std::strerror(errno)));
+  if (gzip_name(path_)) {
     int fd = dup(fileno(file_));
     gz_ = fd >= 0 ? gzdopen(fd, "wb1") : nullptr;  // level 1: gzip is for size on disk, speed matters more
     if (gz_ == nullptr) {
@@ -34,7 +86,7 @@ TraceFile::TraceFile(std::string path) : path_(std::move(path)) {
       std::fclose(file_);
       file_ = nullptr;
       std::remove(temp_path_.c_str());
-      throw Error(fmt::format("nsystrace: chrome_trace_file(): cannot start gzip on '{}'", temp_path_));
+      throw Error(fmt::format("nsystrace: {}: cannot start gzip on '{}'", function_, temp_path_));
     }
     gzbuffer(static_cast<gzFile>(gz_), 1 << 20);
   }
@@ -55,14 +107,14 @@ void TraceFile::write(const char* data, size_t size) {
       if (gzwrite(gz, data, n) != static_cast<int>(n)) {
         int err = 0;
         const char* msg = gzerror(gz, &err);
-        throw Error(fmt::format("nsystrace: chrome_trace_file(): writing '{}' failed: {}", temp_path_,
+        throw Error(fmt::format("nsystrace: {}: writing '{}' failed: {}", function_, temp_path_,
                                 err == Z_ERRNO ? std::strerror(errno) : msg));
       }
       data += n;
       size -= n;
     }
   } else if (std::fwrite(data, 1, size, file_) != size) {
-    throw Error(fmt::format("nsystrace: chrome_trace_file(): writing '{}' failed: {}", temp_path_, std::strerror(errno)));
+    throw Error(fmt::format("nsystrace: {}: writing '{}' failed: {}", function_, temp_path_, std::strerror(errno)));
   }
   write_behind();
 }
@@ -95,14 +147,15 @@ uint64_t TraceFile::commit() {
   if (gz_ != nullptr) {
     int rc = gzclose(static_cast<gzFile>(gz_));
     gz_ = nullptr;
-    if (rc != Z_OK) throw Error(fmt::format("nsystrace: chrome_trace_file(): finishing gzip '{}' failed", temp_path_));
+    if (rc != Z_OK) throw Error(fmt::format("nsystrace: {}: finishing gzip '{}' failed", function_, temp_path_));
   }
   int rc = std::fclose(file_);
   file_ = nullptr;
   if (rc != 0)
-    throw Error(fmt::format("nsystrace: chrome_trace_file(): closing '{}' failed: {}", temp_path_, std::strerror(errno)));
+    throw Error(fmt::format("nsystrace: {}: closing '{}' failed: {}", function_, temp_path_, std::strerror(errno)));
+  check_not_a_database(function_, path_, database_files_);  // nothing may have become one meanwhile
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0)
-    throw Error(fmt::format("nsystrace: chrome_trace_file(): cannot rename '{}' to '{}': {}", temp_path_, path_,
+    throw Error(fmt::format("nsystrace: {}: cannot rename '{}' to '{}': {}", function_, temp_path_, path_,
                             std::strerror(errno)));
   committed_ = true;
   struct stat st;

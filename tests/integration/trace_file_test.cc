@@ -79,7 +79,7 @@ TEST_F(TraceFileTest, GzipsWhenTheNameEndsInGz) {
 
 TEST_F(TraceFileTest, NoRowsOrNoPathWritesNothingAndSaysSo) {
   std::string path = dir + "/none.json";
-  EXPECT_NE(db.error_of("select chrome_trace_file('" + path + "') from trace_events where kind = 'nope'")
+  EXPECT_NE(db.error_of("select chrome_trace_file('" + path + "') from trace_events where name = 'nope'")
                 .find("selected no rows, so no file was written"),
             std::string::npos);
   EXPECT_NE(db.error_of("select chrome_trace_file('" + dir + "/no/such/dir/x.json') from trace_events")
