@@ -98,9 +98,13 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
       check_schema_exists(vtab->state->db(), schema);
       Report r;
       r.schema = schema;
-      r.catalog = vtab->state->catalog(schema);
-      r.projection = vtab->state->projection(schema);
-      r.names = std::make_unique<NvtxRangeNames>(vtab->state->db(), *r.catalog);
+      try {
+        r.catalog = vtab->state->catalog(schema);
+        r.projection = vtab->state->projection(schema);
+        r.names = std::make_unique<NvtxRangeNames>(vtab->state->db(), *r.catalog);
+      } catch (const Error& e) {
+        throw Error(naming_the_profile(vtab->state->db(), e.what(), schema));
+      }
       c->reports.push_back(std::move(r));
     }
     c->skip_empty();

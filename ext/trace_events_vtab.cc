@@ -225,13 +225,6 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
   return f;
 }
 
-// "<message> [profile: /path/prof.sqlite]": which file a failure is about (the user may have several ATTACHed).
-std::string naming_the_profile(sqlite3* db, const std::string& message) {
-  const char* file = sqlite3_db_filename(db, "main");
-  if (file == nullptr || *file == '\0' || message.find(file) != std::string::npos) return message;
-  return message + " [profile: " + file + "]";
-}
-
 // main's session start, when main is an export that has one: the clock every report is shown on.
 std::optional<int64_t> main_session_start(ConnectionState* state) {
   try {

@@ -113,6 +113,13 @@ inline void check_schema_exists(sqlite3* db, const std::string& schema) {
                 "('main', 'rank1')");
 }
 
+// "<message> [profile: /path/prof.sqlite]": which file a failure is about (the user may have several ATTACHed).
+inline std::string naming_the_profile(sqlite3* db, const std::string& message, const std::string& schema = "main") {
+  const char* file = sqlite3_db_filename(db, schema.c_str());
+  if (file == nullptr || *file == '\0' || message.find(file) != std::string::npos) return message;
+  return message + " [profile: " + file + "]";
+}
+
 inline void result_text(sqlite3_context* ctx, std::string_view s) {
   sqlite3_result_text64(ctx, s.data(), s.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }

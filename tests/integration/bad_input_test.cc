@@ -43,6 +43,34 @@ TEST(BadInput, ATruncatedExportIsAnErrorNotAShortTrace) {
   EXPECT_NE(err.find("malformed"), std::string::npos) << err;
 }
 
+// When the schema survives but an event table's pages are damaged, the error comes from our scan and names the
+// profile (a user may have several ATTACHed). (When SQLite cannot even read the schema, as in the test above, it
+// fails while preparing the statement, before nsystrace runs: its own message, without the file name.)
+TEST(BadInput, DamagedEventPagesGiveAnErrorNamingTheProfile) {
+  std::string path = temp_path("damaged.sqlite");
+  int64_t root = 0, page_size = 0;
+  {
+    testdb::Db make(path, false, true);
+    make.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+    root = make.integer("select rootpage from sqlite_schema where name = 'CUPTI_ACTIVITY_KIND_KERNEL'");
+    page_size = make.integer("pragma page_size");
+  }
+  ASSERT_GT(root, 1);
+  std::FILE* f = std::fopen(path.c_str(), "r+");
+  ASSERT_NE(f, nullptr);
+  std::fseek(f, static_cast<long>((root - 1) * page_size), SEEK_SET);
+  std::string garbage(static_cast<size_t>(page_size), '\xa5');
+  std::fwrite(garbage.data(), 1, garbage.size(), f);
+  std::fclose(f);
+  testdb::Db db(path);
+  for (const char* sql : {"select chrome_trace(*) from trace_events", "select count(*) from trace_events",
+                          "select count(*) from nvtx_kernel_ranges"}) {
+    std::string err = db.error_of(sql);
+    EXPECT_NE(err.find("malformed"), std::string::npos) << sql << ": " << err;
+    EXPECT_NE(err.find("[profile: " + path + "]"), std::string::npos) << sql << ": " << err;
+  }
+}
+
 TEST(BadInput, ASqliteFileThatIsNotAnExport) {
   testdb::Db db;
   db.exec("create table customers(id, name)");

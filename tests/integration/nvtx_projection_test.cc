@@ -83,3 +83,35 @@ TEST_F(Projection, TraceEventsShowEachRangeOnEveryGpuItUsed) {
 }
 
 }  // namespace
+
+namespace {
+// Exports of about 2022 record two CUPTI_ACTIVITY_KIND_RUNTIME rows for one launch, with the same correlationId
+// (cudaLaunchKernel and its versioned twin cudaLaunchKernel_v7000). The launch still counts once per range, and
+// its GPU work gets one flow arrow.
+TEST_F(Projection, TwoApiRowsOfOneLaunchCountOnce) {
+  Rows before = db.rows("select rowid, gpu_start, gpu_end, gpu_ops, kernels, memcpys, memsets, devices "
+                        "from nvtx_kernel_ranges order by rowid");
+  int64_t flows_before = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events")).flow_starts;
+  // A twin for every launch of the main thread: the outer call around the recorded one (so both lie inside the
+  // same ranges), plus one twin of corr 1 that starts earlier, in 'outer' but not in 'inner'.
+  db.exec("insert into StringIds values (9, 'cudaLaunchKernel');"
+          "insert into CUPTI_ACTIVITY_KIND_RUNTIME select start - 1, end + 1, eventClass, globalTid, correlationId, 9, "
+          "returnValue from CUPTI_ACTIVITY_KIND_RUNTIME where globalTid = 281476654432356 and start - 1 >= 1000 "
+          "and end + 1 <= 7100;"
+          "insert into CUPTI_ACTIVITY_KIND_RUNTIME values (1050, 1060, 0, 281476654432356, 1, 9, 0);");
+  ASSERT_GT(db.integer("select count(*) from CUPTI_ACTIVITY_KIND_RUNTIME where nameId = 9"), 8);
+  EXPECT_EQ(db.rows("select rowid, gpu_start, gpu_end, gpu_ops, kernels, memcpys, memsets, devices "
+                    "from nvtx_kernel_ranges order by rowid"),
+            before);
+  auto t = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events"));
+  for (const auto& p : t.problems) ADD_FAILURE() << p;
+  EXPECT_EQ(t.flow_starts, flows_before) << "one arrow per GPU operation";
+  EXPECT_EQ(t.flow_starts, t.flow_ends);
+}
+
+TEST_F(Projection, AnUnknownReportIsAnErrorNotAnEmptyAnswer) {
+  EXPECT_NE(db.error_of("select count(*) from nvtx_kernel_ranges where schema = 'rank9'")
+                .find("there is no database named 'rank9'"),
+            std::string::npos);
+}
+}  // namespace

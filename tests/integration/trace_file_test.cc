@@ -157,3 +157,91 @@ TEST(CreateIndexes, WritesOnlyWhenAskedAndMakesWindowsCheap) {
 }
 
 }  // namespace
+
+namespace {
+std::string file_bytes(const std::string& path) { return read_file(path); }
+
+// chrome_trace_file() never replaces a database: the profile (even opened read-only), an ATTACHed report, their
+// -wal / -journal / -shm files (existing or not), a link to one, or any other SQLite file. One swapped argument
+// in a script must not destroy a profile.
+TEST(TraceFileGuard, NeverReplacesADatabase) {
+  testdb::TempDir dir("nsystrace_guard");
+  std::string profile = dir.file("prof.sqlite"), other = dir.file("rank1.sqlite"), stranger = dir.file("notes.db");
+  for (const std::string& p : {profile, other, stranger}) {
+    testdb::Db make(p, false, true);
+    make.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+  }
+  std::string original = file_bytes(profile), original_other = file_bytes(other), original_stranger = file_bytes(stranger);
+  ASSERT_EQ(symlink(profile.c_str(), dir.file("link.json").c_str()), 0);
+  testdb::Db db("file:" + profile + "?mode=ro");
+  db.exec("attach '" + other + "' as rank1");
+  struct Case {
+    std::string target, says;
+  };
+  for (const Case& c : {Case{profile, "it is the file of the database"}, Case{other, "it is the file of the database"},
+                        Case{profile + "-wal", "it is the wal file of the database"},
+                        Case{profile + "-journal", "it is the journal file of the database"},
+                        Case{dir.path() + "/../" + dir.path().substr(dir.path().rfind('/') + 1) + "/prof.sqlite-shm",
+                             "it is the shm file of the database"},
+                        Case{dir.file("link.json"), "it is the file of the database"},
+                        Case{stranger, "it is an SQLite database"}}) {
+    for (const char* suffix : {"", ", 1"}) {
+      std::string err = db.error_of("select chrome_trace_file('" + c.target + "'" + suffix + ") from trace_events");
+      EXPECT_NE(err.find("refusing to write '" + c.target + "': " + c.says), std::string::npos) << c.target << ": " << err;
+    }
+  }
+  EXPECT_EQ(file_bytes(profile), original);
+  EXPECT_EQ(file_bytes(other), original_other);
+  EXPECT_EQ(file_bytes(stranger), original_stranger);
+  EXPECT_EQ(count_files(dir.path(), "prof.sqlite-"), 0) << "no -wal/-journal/-shm file was made";
+  EXPECT_EQ(count_files(dir.path(), "prof.sqlite.partial"), 0);
+  // An ordinary file is still replaced, as users expect of an output file.
+  std::string out = dir.file("trace.json");
+  { std::ofstream(out) << "old trace"; }
+  EXPECT_GT(db.integer("select chrome_trace_file('" + out + "') from trace_events"), 100);
+  EXPECT_EQ(file_bytes(out).rfind("{\"traceEvents\":[", 0), 0u);
+}
+
+TEST_F(TraceFileTest, GzipsWhateverTheCaseOfTheSuffix) {
+  std::string text = db.text("select chrome_trace(*) from trace_events where kind = 'kernel'");
+  for (const char* name : {"/a.json.GZ", "/b.json.Gz", "/c.json.gZ"}) {
+    db.integer("select chrome_trace_file('" + dir + name + "') from trace_events where kind = 'kernel'");
+    EXPECT_EQ(file_bytes(dir + name).substr(0, 2), "\x1f\x8b") << name;
+    EXPECT_EQ(read_gzip(dir + name), text) << name;
+  }
+}
+
+// Traces get shared: otherData leaves out what identifies a person or machine (the export's host, user, paths;
+// the profile's directory) and names what it left out, unless nsystrace_option('identifying_metadata', 1).
+TEST(TraceMetadata, IdentifyingMetadataOnlyWhenAskedFor) {
+  testdb::TempDir dir("nsystrace_meta");
+  std::string path = dir.file("prof.sqlite");
+  {
+    testdb::Db make(path, false, true);
+    make.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+    make.exec("insert into META_DATA_EXPORT values ('EXPORT_HOST', 'gpu-node-17'), ('EXPORT_USER', 'alice'), "
+              "('EXPORT_PARAM_INPUT_PATH_ABS', '/home/alice/run.nsys-rep'), ('EXPORT_NOTE', 'see /home/alice/x')");
+  }
+  testdb::Db db(path);
+  std::string json = db.text("select chrome_trace(*) from trace_events where kind = 'kernel'");
+  std::string tail = json.substr(json.find("\"otherData\""));
+  for (const char* secret : {"gpu-node-17", "alice", dir.path().c_str()})
+    EXPECT_EQ(tail.find(secret), std::string::npos) << secret;
+  EXPECT_NE(tail.find("\"source_file\":\"prof.sqlite\""), std::string::npos);
+  EXPECT_NE(tail.find("\"export_left_out\":[\"EXPORT_HOST\",\"EXPORT_USER\",\"EXPORT_PARAM_INPUT_PATH_ABS\",\"EXPORT_NOTE\"]"),
+            std::string::npos)
+      << tail;
+  EXPECT_NE(tail.find("\"EXPORT_PRODUCT_VERSION\""), std::string::npos) << "the rest of the metadata stays";
+  EXPECT_EQ(db.integer("select nsystrace_option('identifying_metadata', 1)"), 1);
+  tail = db.text("select chrome_trace(*) from trace_events where kind = 'kernel'");
+  tail = tail.substr(tail.find("\"otherData\""));
+  EXPECT_NE(tail.find("\"EXPORT_HOST\":\"gpu-node-17\""), std::string::npos);
+  EXPECT_NE(tail.find("\"source_file\":\"" + path + "\""), std::string::npos);
+  EXPECT_EQ(tail.find("export_left_out"), std::string::npos);
+  EXPECT_EQ(db.integer("select nsystrace_option('identifying_metadata')"), 1);
+  EXPECT_EQ(db.integer("select nsystrace_option('identifying_metadata', 0)"), 0);
+  EXPECT_NE(db.error_of("select nsystrace_option('colour')").find("unknown option"), std::string::npos);
+  EXPECT_NE(db.error_of("select nsystrace_option('identifying_metadata', 'yes')").find("must be 0 or 1"),
+            std::string::npos);
+}
+}  // namespace
