@@ -10,5 +10,5 @@ select coalesce(domain || ':', '') || name as range,
        round(avg(gpu_end - gpu_start) / 1e3, 1) as mean_gpu_span_us
 from nvtx_kernel_ranges
 group by range
-order by sum(gpu_end - gpu_start) desc
+order by sum(gpu_end - gpu_start) desc, range
 limit 20;

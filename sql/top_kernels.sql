@@ -10,5 +10,5 @@ select name,
 from trace_events
 where kind = 'kernel'
 group by name
-order by sum(dur) desc
+order by sum(dur) desc, name
 limit 20;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every recipe in sql/ with .read, as users do, on the bundled example and on every real export of
-# ../shared/fixtures/real (when present): each must run without error. On the example, a few results are checked
-# against values worked out from examples/example_profile.sql (its header lists the rows it generates).
+# ../shared/fixtures/real (when present): each must run without error, and every number it shows must equal its
+# plain-SQL reference over the raw nsys tables (check_recipe_numbers.py). On the example, a few results are also
+# checked against values worked out from examples/example_profile.sql (its header lists the rows it generates).
 #   check_recipes.sh SQLITE3 EXTENSION.so SOURCE_DIR
 set -euo pipefail
 sqlite3_bin=$1 so=${2%.so} src=$3
@@ -18,7 +19,7 @@ for p in "${profiles[@]}"; do
   done
 done
 # Values on the example: 160 launches of ampere_sgemm_128x64_tn at 150 us = 24 ms, the top kernel; 40 HtoD copies
-# of 4 MiB = 160 MB; 40 'forward' ranges in the PyTorch domain.
+# of 4 MiB each; 40 'forward' ranges in the PyTorch domain.
 check() {  # check LABEL RECIPE AWK_CONDITION
   local out
   out=$("$sqlite3_bin" -csv "$tmp/example.sqlite" -cmd ".load $so" ".read $src/sql/$2")
@@ -26,10 +27,14 @@ check() {  # check LABEL RECIPE AWK_CONDITION
     echo "FAILED: $1: $out" | head -5; failed=$((failed + 1)); fi
 }
 check "top kernel" top_kernels.sql 'NR == 1 && $1 == "ampere_sgemm_128x64_tn" && $2 == 160 && $3 == 24.0'
-check "HtoD bandwidth" memcpy_bandwidth.sql '$1 == "Host-to-Device" && $3 == 40 && $4 == 160.0'
+# 40 x 4 MiB = 167.772 MB (decimal, as nsys reports); 167772160 bytes in 3.36 ms = 49.932 GB/s.
+check "HtoD bandwidth" memcpy_bandwidth.sql '$1 == "Host-to-Device" && $3 == 40 && $4 == 167.772 && $6 == 49.932'
 check "NVTX GPU time" nvtx_gpu_time.sql '$1 == "PyTorch:forward" && $2 == 40'
 check "busy fraction in range" gpu_busy.sql '$4 >= 0 && $4 <= 100'
 check "launch latency positive" launch_latency.sql 'NR == 1 && $8 > 0'
 check "overlap per GPU" compute_comm_overlap.sql '$1 == 0 && $2 == 40'
+# Every number against its reference over the raw tables (Debian's python3: standard library only).
+python=/usr/bin/python3; [ -x "$python" ] || python=python3
+if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${profiles[@]}"; then failed=$((failed + 1)); fi
 echo "check_recipes: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

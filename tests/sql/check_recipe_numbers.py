@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+"""Every number a recipe in sql/ shows equals what plain SQL over the raw nsys tables gives, to the last digit shown.
+
+  check_recipe_numbers.py SQLITE3 EXTENSION PROFILE...
+
+Each recipe runs as users run it (the sqlite3 shell, `.load`, `.read`, -json output). Its reference here reads
+only the export's own tables (CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, StringIds), never trace_events or
+nvtx_kernel_ranges, and is written independently: interval unions and overlaps are computed in Python on integer
+nanoseconds; rounding is SQLite's round(), as in the recipes. Prints 'N passed, N failed'; exits 1 on a mismatch.
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from collections import defaultdict
+
+SQLITE3, EXTENSION, PROFILES = sys.argv[1], sys.argv[2], sys.argv[3:]
+RECIPES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sql")
+
+
+def run_recipe(profile, recipe):
+    out = subprocess.run([SQLITE3, "-json", "-bail", f"file:{profile}?mode=ro", "-cmd", f".load {EXTENSION}",
+                          f".read {RECIPES}/{recipe}"], capture_output=True, text=True, check=True).stdout
+    return [list(row.values()) for row in json.loads(out)] if out.strip() else []
+
+
+class Raw:
+    """The export's own tables, read-only."""
+
+    def __init__(self, path):
+        self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+    def has(self, table, *columns):
+        cols = {r[1] for r in self.db.execute(f"pragma table_info('{table}')")}
+        return bool(cols) and all(c in cols for c in columns)
+
+    def rows(self, sql, *args):
+        return self.db.execute(sql, args).fetchall()
+
+    def round(self, value, digits):  # SQLite's rounding, as the recipes use it
+        return self.db.execute("select round(?, ?)", (value, digits)).fetchone()[0]
+
+    def string(self, column):  # a StringIds reference as trace_events names it
+        return f"coalesce((select value from StringIds where id = {column}), '[missing string ' || {column} || ']')"
+
+    def kernels(self):
+        """(device, name, start, end) of every kernel."""
+        if not self.has("CUPTI_ACTIVITY_KIND_KERNEL"):
+            return []
+        name = f"case when shortName is not null then {self.string('shortName')} else {self.string('demangledName')} end"
+        return self.rows(f"select deviceId, {name}, start, max(\"end\", start) from CUPTI_ACTIVITY_KIND_KERNEL")
+
+    def gpu_work(self):
+        """(device, start, end) of every kernel, memcpy and memset."""
+        out = [(d, s, e) for d, _, s, e in self.kernels()]
+        for t in ("CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+            if self.has(t):
+                out += self.rows(f"select deviceId, start, max(\"end\", start) from {t}")
+        return out
+
+
+def union(intervals):
+    """Sorted, merged (start, end) intervals; touching ones merge."""
+    merged = []
+    for s, e in sorted(intervals):
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return merged
+
+
+def top_kernels(raw):
+    k = raw.kernels()
+    total = sum(e - s for _, _, s, e in k)
+    by_name = defaultdict(list)
+    for _, name, s, e in k:
+        by_name[name].append(e - s)
+    rows = sorted(by_name.items(), key=lambda kv: (-sum(kv[1]), kv[0]))[:20]
+    return [[name, len(d), raw.round(sum(d) / 1e6, 3), raw.round(sum(d) / len(d) / 1e3, 2),
+             raw.round(max(d) / 1e3, 2), raw.round(100.0 * sum(d) / total, 1)] for name, d in rows]
+
+
+def memcpy_bandwidth(raw):
+    # Numbers only, per (direction, memory kind) group, in the recipe's order: labels are the catalog's.
+    if not raw.has("CUPTI_ACTIVITY_KIND_MEMCPY"):
+        return []
+    groups = defaultdict(list)
+    for kind, src, dst, b, s, e in raw.rows("select copyKind, srcKind, dstKind, bytes, start, max(\"end\", start) "
+                                            "from CUPTI_ACTIVITY_KIND_MEMCPY"):
+        groups[(kind, src, dst)].append((b, e - s))
+    out = []
+    for g in groups.values():
+        nbytes, ns = sum(b for b, _ in g), sum(d for _, d in g)
+        peak = max((b * 1.0 / d for b, d in g if d), default=None)
+        out.append([len(g), raw.round(nbytes / 1e6, 3), raw.round(ns / 1e6, 3),
+                    raw.round(nbytes * 1.0 / ns, 3) if ns else None, raw.round(peak, 3) if peak is not None else None,
+                    nbytes])
+    return [r[:5] for r in sorted(out, key=lambda r: -r[5])]
+
+
+def launch_latency(raw):
+    if not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        return []
+    first = {}  # (process, correlation) -> (start, device, stream) of its earliest GPU operation
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+        if raw.has(t):
+            for proc, corr, s, d, st in raw.rows(f"select globalPid >> 24, correlationId, start, deviceId, streamId "
+                                                 f"from {t} where correlationId is not null"):
+                if (proc, corr) not in first or s < first[(proc, corr)][0]:
+                    first[(proc, corr)] = (s, d, st)
+    rows = []
+    for g, corr, s in raw.rows("select globalTid, correlationId, start from CUPTI_ACTIVITY_KIND_RUNTIME "
+                               "where correlationId is not null"):
+        if (g >> 24, corr) in first:
+            gs, d, st = first[(g >> 24, corr)]
+            rows.append((gs - s, (g >> 24) & 0xFFFFFF, g & 0xFFFFFF, s, d, st))
+    rows.sort(key=lambda r: (-r[0], r[3], r[1], r[2]))
+    return [[pid, tid, d, st, s, raw.round(lat / 1e3, 1)] for lat, pid, tid, s, d, st in rows[:20]]
+
+
+def projection(raw):
+    """NVTX ranges with GPU work, by Nsight Systems' definition: (name, domain, start, end, gpu_start, gpu_end,
+    kernels). Ops are tied to calls on (correlationId, process); a call belongs to every range on its thread that
+    holds it entirely; each (range, correlation id) counts once."""
+    if not raw.has("NVTX_EVENTS") or not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        return []
+    ops = defaultdict(list)
+    for t, is_kernel in (("CUPTI_ACTIVITY_KIND_KERNEL", 1), ("CUPTI_ACTIVITY_KIND_MEMCPY", 0),
+                         ("CUPTI_ACTIVITY_KIND_MEMSET", 0), ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 0)):
+        if raw.has(t):
+            for proc, corr, s, e in raw.rows(f"select globalPid >> 24, correlationId, start, \"end\" from {t}"):
+                ops[(proc, corr)].append((s, e, is_kernel))
+    ends = []
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+              "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+        if raw.has(t):
+            ends += [v for v in raw.rows(f"select max(start), max(\"end\") from {t}")[0] if v is not None]
+    profile_end = max(ends)
+    domains = dict(raw.rows("select domainId, text from NVTX_EVENTS where eventType = 75"))
+    calls = defaultdict(list)
+    for g, s, e, corr in raw.rows("select globalTid, start, \"end\", correlationId from CUPTI_ACTIVITY_KIND_RUNTIME"):
+        if (g >> 24, corr) in ops:
+            calls[g].append((s, e, corr))
+    text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
+    out = []
+    for name, dom, g, s, e in raw.rows(f"select {text}, domainId, globalTid, start, coalesce(\"end\", {profile_end}) "
+                                       "from NVTX_EVENTS where eventType in (59, 60, 70, 71) and globalTid is not null "
+                                       "and (endGlobalTid is null or endGlobalTid = globalTid)"):
+        corrs = {corr for cs, ce, corr in calls.get(g, ()) if cs >= s and ce <= e}
+        work = [op for corr in corrs for op in ops[(g >> 24, corr)]]
+        if work:
+            out.append((name, domains.get(dom) if dom else None, s, e, min(w[0] for w in work),
+                        max(w[1] for w in work), sum(w[2] for w in work)))
+    return out
+
+
+def nvtx_gpu_time(raw):
+    by = defaultdict(list)
+    for name, dom, s, e, gs, ge, k in projection(raw):
+        by[(dom + ":" if dom else "") + name].append((ge - gs, e - s, k))
+    rows = sorted(by.items(), key=lambda kv: (-sum(r[0] for r in kv[1]), kv[0]))[:20]
+    return [[name, len(r), raw.round(sum(x[0] for x in r) / 1e6, 3), raw.round(sum(x[1] for x in r) / 1e6, 3),
+             sum(x[2] for x in r), raw.round(sum(x[0] for x in r) / len(r) / 1e3, 1)] for name, r in rows]
+
+
+def gpu_busy(raw, bucket_ns=100_000_000):
+    per_device = defaultdict(list)
+    for d, s, e in raw.gpu_work():
+        per_device[d].append((s, e))
+    busy = {d: union(v) for d, v in per_device.items()}
+    if not busy:
+        return []
+    t0 = min(b[0][0] for b in busy.values())
+    out = []
+    for d in sorted(busy):
+        buckets = defaultdict(int)
+        for s, e in busy[d]:
+            k = (s - t0) // bucket_ns
+            while True:
+                lo, hi = t0 + k * bucket_ns, t0 + (k + 1) * bucket_ns
+                buckets[k] += min(e, hi) - max(s, lo)
+                if not hi < e:
+                    break
+                k += 1
+        out += [[d, k, t0 + k * bucket_ns, raw.round(buckets[k] * 100.0 / bucket_ns, 1)] for k in sorted(buckets)]
+    return out
+
+
+def compute_comm_overlap(raw):
+    compute, comm = defaultdict(list), defaultdict(list)
+    for d, name, s, e in raw.kernels():
+        (comm if name.lower().startswith("nccl") else compute)[d].append((s, e))
+    out = []
+    for d in sorted(comm):
+        busy = union(compute[d])
+        hidden = [sum(max(0, min(e, be) - max(s, bs)) for bs, be in busy if bs < e and be > s) for s, e in comm[d]]
+        total = sum(e - s for s, e in comm[d])
+        out.append([d, len(comm[d]), raw.round(total / 1e6, 3), raw.round(sum(hidden) / 1e6, 3),
+                    raw.round((total - sum(hidden)) / 1e6, 3), raw.round(100.0 * sum(hidden) / total, 1)])
+    return out
+
+
+def kernel_family(name):
+    n = name.lower()
+    if "nccl" in n: return "kernels: NCCL"
+    if any(w in n for w in ("cudnn", "conv", "wgrad", "dgrad")): return "kernels: cuDNN / convolution"
+    if any(w in n for w in ("gemm", "cublas", "cutlass", "matmul")): return "kernels: GEMM (cuBLAS / CUTLASS)"
+    if any(w in n for w in ("flash", "attention", "fmha")): return "kernels: attention"
+    if "norm" in n: return "kernels: normalization"
+    if any(w in n for w in ("reduce", "softmax")): return "kernels: reductions / softmax"
+    if any(w in n for w in ("elementwise", "vectorized", "unrolled")): return "kernels: elementwise"
+    return "kernels: other"
+
+
+def sweep(raw):  # one report (main)
+    rows = defaultdict(lambda: [0, 0])
+    for name, dom, s, e, gs, ge, k in projection(raw):
+        r = rows["nvtx: " + (dom + ":" if dom else "") + name]
+        r[0] += 1
+        r[1] += ge - gs
+    for _, name, s, e in raw.kernels():
+        r = rows[kernel_family(name)]
+        r[0] += 1
+        r[1] += e - s
+    return [[what, "main", n, raw.round(ns / 1e6, 3)] for what, (n, ns) in sorted(rows.items())]
+
+
+CHECKS = {
+    "top_kernels.sql": (top_kernels, lambda r: r),
+    "memcpy_bandwidth.sql": (memcpy_bandwidth, lambda r: r[2:]),  # copies and numbers; labels are the catalog's
+    "launch_latency.sql": (launch_latency, lambda r: r[2:]),  # pid, tid, device, stream, call_ns, latency_us
+    "nvtx_gpu_time.sql": (nvtx_gpu_time, lambda r: r),
+    "gpu_busy.sql": (gpu_busy, lambda r: r),
+    "compute_comm_overlap.sql": (compute_comm_overlap, lambda r: r),
+    "sweep.sql": (sweep, lambda r: r),
+}
+
+passed = failed = 0
+for profile in PROFILES:
+    raw = Raw(profile)
+    for recipe, (reference, shown) in CHECKS.items():
+        ours, expected = [shown(r) for r in run_recipe(profile, recipe)], reference(raw)
+        if ours == expected:
+            passed += 1
+        else:
+            failed += 1
+            bad = next((i for i, (a, b) in enumerate(zip(ours, expected)) if a != b), min(len(ours), len(expected)))
+            print(f"FAILED: {recipe} on {profile.rsplit('/', 1)[-1]}: {len(ours)} rows, reference {len(expected)}; "
+                  f"first difference at row {bad}: {ours[bad] if bad < len(ours) else None} != "
+                  f"{expected[bad] if bad < len(expected) else None}")
+print(f"check_recipe_numbers: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
