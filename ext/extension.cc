@@ -1,6 +1,8 @@
 // Entry point: registers the module and functions on one connection. Non-trivial code lives in src/.
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <string>
 
 #include "ext/connection_state.h"
@@ -42,7 +44,15 @@ std::shared_ptr<const ProfileCatalog> ConnectionState::catalog(const std::string
   Statement dv(db_, "PRAGMA " + q + ".data_version");
   sv.step();
   dv.step();
-  std::string version = fmt::format("{}/{}/{}", sv.int64(0), dv.int64(0), sqlite3_total_changes(db_));
+  // The file too: DETACH r and ATTACH another rank's export as r, and the cookies above may well be equal (two
+  // exports of one nsys version), but the names must be the new file's.
+  const char* file = sqlite3_db_filename(db_, schema.c_str());
+  struct stat st {};
+  if (file != nullptr && *file != '\0') stat(file, &st);
+  std::string version = fmt::format("{}/{}/{}|{}|{}/{}/{}.{}", sv.int64(0), dv.int64(0), sqlite3_total_changes(db_),
+                                    file ? file : "", static_cast<uint64_t>(st.st_ino),
+                                    static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec),
+                                    static_cast<int64_t>(st.st_mtim.tv_nsec));
   auto& slot = catalogs_[schema];
   if (!slot.catalog || slot.version != version) {
     slot.catalog = ProfileCatalog::load(db_, schema);

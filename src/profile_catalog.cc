@@ -65,8 +65,9 @@ std::shared_ptr<ProfileCatalog> ProfileCatalog::load(sqlite3* db, const std::str
 
 void ProfileCatalog::load_processes_and_threads(sqlite3* db) {
   if (const TableInfo* t = schema_.table("ThreadNames"); t && t->has("globalTid") && t->has("nameId")) {
+    // Several names for one thread: the one of highest priority wins (read last). Old exports have no priority.
     Statement s(db, "SELECT globalTid, nameId FROM " + schema_.qualified("ThreadNames") +
-                        " WHERE globalTid IS NOT NULL ORDER BY priority");
+                        " WHERE globalTid IS NOT NULL" + (t->has("priority") ? " ORDER BY priority" : ""));
     while (s.step())
       if (const std::string* name = strings_.find(s.int64(1))) threads_[s.int64(0)] = *name;
   }

@@ -84,3 +84,30 @@ TEST_F(MultiReport, AnUnknownSchemaIsAClearError) {
 }
 
 }  // namespace
+
+namespace {
+// The per-report cache (strings, processes, the NVTX projection) belongs to a file, not to a schema name: DETACH r
+// and ATTACH another rank's export as r, and the names are the new file's, even when both exports carry the same
+// schema cookies (made alike, as two ranks of one job by one nsys version are).
+TEST_F(MultiReport, ReattachingAnotherFileUnderTheSameNameReadsTheNewFile) {
+  {
+    testdb::Db edit(dir + "/rank2.sqlite", false, true);
+    edit.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+    edit.exec("update StringIds set value = 'rank2_' || value; delete from NVTX_EVENTS where rowid % 3 = 0");
+  }
+  int64_t rank2_ranges = testdb::Db(dir + "/rank2.sqlite").integer("select count(*) from nvtx_kernel_ranges");
+  auto kernel_names = [&] {
+    return db->text("select group_concat(distinct name) from (select name from trace_events "
+                    "where schema = 'rank1' and kind = 'kernel' order by name)");
+  };
+  std::string first = kernel_names();
+  ASSERT_EQ(first.find("rank2_"), std::string::npos);
+  db->exec("detach rank1");
+  db->exec("attach 'file:" + dir + "/rank2.sqlite?mode=ro' as rank1");
+  std::string second = kernel_names();
+  EXPECT_EQ(second.rfind("rank2_", 0), 0u) << second;
+  // The NVTX projection is the new file's too.
+  EXPECT_EQ(db->integer("select count(*) from nvtx_kernel_ranges where schema = 'rank1'"), rank2_ranges);
+  EXPECT_NE(rank2_ranges, testdb::Db(dir + "/rank1.sqlite").integer("select count(*) from nvtx_kernel_ranges"));
+}
+}  // namespace

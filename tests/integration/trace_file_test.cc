@@ -245,3 +245,23 @@ TEST(TraceMetadata, IdentifyingMetadataOnlyWhenAskedFor) {
             std::string::npos);
 }
 }  // namespace
+
+namespace {
+// SQLITE_DIRECTONLY refuses the writing functions in views and triggers stored in a database file (a profile from
+// someone else); a TEMP view, which only this connection can make, may call them, as the README says.
+TEST_F(TraceFileTest, ATempViewMayCallIt) {
+  db.exec("create temp view t as select chrome_trace_file('" + dir + "/t.json') as bytes from trace_events");
+  EXPECT_GT(db.integer("select bytes from t"), 1000);
+  EXPECT_TRUE(exists(dir + "/t.json"));
+}
+
+// Old exports name threads without a priority column.
+TEST(ThreadNamesTable, WithoutAPriorityColumn) {
+  testdb::Db db;
+  db.exec("create table StringIds(id integer primary key, value text); insert into StringIds values (1,'k'),(2,'th');"
+          "create table ThreadNames(nameId, globalTid); insert into ThreadNames values (2, 281476654432356);"
+          "create table CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId, nameId);"
+          "insert into CUPTI_ACTIVITY_KIND_RUNTIME values (1, 2, 281476654432356, 1, 1);");
+  EXPECT_EQ(db.rows("select name, thread_name from trace_events"), (std::vector<std::vector<std::string>>{{"k", "th"}}));
+}
+}  // namespace
