@@ -38,6 +38,15 @@ constexpr int64_t kGpuPidBase = int64_t{1} << 24;
 constexpr int64_t kReportPidStride = int64_t{1} << 25;
 constexpr int kMaxReports = 64;
 
+// Which pid a GPU device or a GPU metrics source (typeId) is drawn under, within a report: kGpuPidBase + its id
+// in 23 bits for a device, kGpuPidBase + 2^23 + its id in 23 bits for a metrics source (NULL reads as 0). The
+// track layout places rows with these, and a pushed-down `pid = ?` filters with the same masks
+// (EventSource::prepare), so the two cannot disagree.
+constexpr int64_t kGpuIdMask = (int64_t{1} << 23) - 1;
+constexpr int64_t kGpuMetricsPidBase = kGpuPidBase + (int64_t{1} << 23);
+inline int64_t gpu_pid(int64_t device_id) { return kGpuPidBase + (device_id & kGpuIdMask); }
+inline int64_t gpu_metrics_pid(int64_t type_id) { return kGpuMetricsPidBase + (type_id & kGpuIdMask); }
+
 // One report (database schema: "main" or an ATTACHed one) of a scan.
 struct ReportContext {
   int index = 0;             // position in the scan's schema list
@@ -60,14 +69,14 @@ struct SourceEvent {
   bool has_correlation = false;
   int64_t correlation_id = 0;
   int64_t source_rowid = 0;  // rowid in its table
+  uint8_t tag = 0;           // its table's rowid tag (see kSourceTables): rowid = (source_rowid << 5) | tag
   int report = 0;            // ReportContext::index
   const char* cname = nullptr;  // Chrome color name (NVTX ranges with a color)
 };
 
 // One row of trace_events.
 struct TraceRow {
-  // (rowid in its source table << 5) | kind: unique and the same in every query, so SQLite can tell rows apart
-  // across scans (e.g. when it answers an OR with one scan per term).
+  // (report << 56) | (rowid in its source table << 5) | the table's tag: unique and the same in every query.
   int64_t rowid = 0;
   Kind kind = Kind::nvtx;
   std::string_view name;

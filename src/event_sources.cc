@@ -78,10 +78,14 @@ bool EventSource::step_stream(Statement& s, bool main) {
       continue;
     }
     // The main stream passes over the stragglers (they come, sorted, from the other stream). Both are in rowid
-    // order, so one cursor into the list suffices.
-    if (main && next_straggler_ < straggler_rowids_.size() && s.int64(2) == straggler_rowids_[next_straggler_]) {
-      ++next_straggler_;
-      continue;
+    // order, so one cursor into the list suffices; it moves past stragglers a filter removed from this stream.
+    if (main) {
+      int64_t rowid = s.int64(2);
+      while (next_straggler_ < straggler_rowids_.size() && straggler_rowids_[next_straggler_] < rowid) ++next_straggler_;
+      if (next_straggler_ < straggler_rowids_.size() && straggler_rowids_[next_straggler_] == rowid) {
+        ++next_straggler_;
+        continue;
+      }
     }
     return true;
   }
@@ -112,12 +116,22 @@ bool EventSource::next() {
       main_in_stmt_ = !main_in_stmt_;
     }
     if (!has_row_) return false;
+    // The invariant the merge and the track layout rely on, checked on every row rather than assumed.
+    int64_t start = stmt_.int64(0), end = end_for_order(stmt_);
+    if (emitted_ && (start < last_start_ || (start == last_start_ && end > last_end_)))
+      throw Error(fmt::format("nsystrace: rows of {} came out of time order (start {} after {}): an nsystrace bug; "
+                              "please report it with the export's EXPORT_SCHEMA_VERSION",
+                              table_name_, start, last_start_));
+    emitted_ = true;
+    last_start_ = start;
+    last_end_ = end;
     if (read_row()) return true;
   }
 }
 
 void EventSource::prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter,
                           const Shape& shape) {
+  table_ = &table;
   std::string where = shape.extra_where.empty() ? "1" : shape.extra_where;
   const std::string time = quote_identifier(shape.time);
   // Values are bound, never pasted into the SQL.
@@ -142,49 +156,54 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   }
   if (filter.pid) {
     int64_t pid = pid_in_report(*filter.pid, report_.index).value_or(-1);
+    // Exactly what placement computes from the row (gpu_pid, gpu_metrics_pid, os_pid_of), NULL read as 0: the
+    // filter keeps the rows placed at that pid, no more and no fewer.
     switch (shape.pid) {
-      case PidColumn::device: where += " AND deviceId = ?"; binds.push_back(pid - kGpuPidBase); break;
-      case PidColumn::metric_type:  // GPU metrics processes: pid 2^24 + 2^23 + typeId
-        where += " AND typeId = ?";
-        binds.push_back(pid - kGpuPidBase - (int64_t{1} << 23));
+      case PidColumn::device:
+        where += fmt::format(" AND {} + (coalesce({}, 0) & {}) = ?", kGpuPidBase, column_sql("deviceId"), kGpuIdMask);
         break;
-      case PidColumn::thread: where += " AND ((globalTid >> 24) & 16777215) = ?"; binds.push_back(pid); break;
-      case PidColumn::process: where += " AND ((globalPid >> 24) & 16777215) = ?"; binds.push_back(pid); break;
+      case PidColumn::metric_type:
+        where += fmt::format(" AND {} + (coalesce({}, 0) & {}) = ?", kGpuMetricsPidBase, column_sql("typeId"), kGpuIdMask);
+        break;
+      case PidColumn::thread: where += " AND ((coalesce(" + column_sql("globalTid") + ", 0) >> 24) & 16777215) = ?"; break;
+      case PidColumn::process: where += " AND ((coalesce(" + column_sql("globalPid") + ", 0) >> 24) & 16777215) = ?"; break;
     }
+    binds.push_back(pid);
   }
-  std::string source = shape.from_sql.empty() ? catalog_.schema().qualified(table.name) : shape.from_sql;
-  std::string from = " FROM " + source + " WHERE " + where;
-  // Readers must yield (start, longest first). Exports nearly always store events in that order already: a
-  // cheap pass over start/end checks it, and then the rows are read as stored, sparing SQLite a full sort of
-  // every table (the largest single cost of a scan). Otherwise SQLite sorts.
-  // When only a few rows are out of place (exports are written nearly in order), the rest is read as stored and
-  // those few ("stragglers") are read apart, sorted, and merged back in next(): no sort of the whole table.
+  // Readers must yield (start, longest first). SQLite would sort every table for that (the largest single cost of
+  // a scan), but exports store events nearly in that order: the table's stored order is checked once
+  // (ProfileCatalog::stored_order), then the rows are read as stored and the few out of place ("stragglers") are
+  // read apart, sorted, and merged back in next(). Both reads go NOT INDEXED, the same path as the check, in rowid
+  // order: with an index covering (start, end) SQLite would otherwise plan them differently, and the check would
+  // describe another order than the one read. A ts window reads with ORDER BY instead, where an index on start
+  // (nsystrace_create_indexes) spares both the sort and the full read. next() checks the order of every row.
   const std::string end = shape.end.empty() ? std::string("NULL") : quote_identifier(shape.end);
   const std::string order = shape.end.empty() ? " ORDER BY " + time
                                               : " ORDER BY " + time + ", " + end + " IS NULL DESC, " + end + " DESC";
-  const bool has_rowid = shape.from_sql.empty();
-  Statement check(db_, "SELECT " + time + ", " + end + (has_rowid ? ", rowid" : ", NULL") + from);
-  bind_all(check, binds);
-  std::vector<int64_t> stragglers;
-  bool nearly_sorted = find_stragglers(check, has_rowid ? 4096 : 0, stragglers);
-  if (!nearly_sorted) {
+  const bool base_table = shape.from_sql.empty();
+  const std::string qualified = catalog_.schema().qualified(table.name);
+  const std::string from = " FROM " + (base_table ? qualified : shape.from_sql) + " WHERE " + where;
+  const ProfileCatalog::StoredOrder* stored = nullptr;
+  if (base_table && !filter.ts_min && !filter.ts_max)
+    stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);
+  table_name_ = table.name;
+  if (stored == nullptr || !stored->nearly_sorted) {
     stmt_ = Statement(db_, "SELECT " + select_list + from + order);
     bind_all(stmt_, binds);
-  } else if (stragglers.empty()) {
-    stmt_ = Statement(db_, "SELECT " + select_list + from);
-    bind_all(stmt_, binds);
-  } else {
-    std::string list = "[";
-    for (size_t i = 0; i < stragglers.size(); ++i) list += (i ? "," : "") + std::to_string(stragglers[i]);
-    list += "]";
-    Binds with_list = binds;
-    with_list.emplace_back(list);
-    stmt_ = Statement(db_, "SELECT " + select_list + from);
-    bind_all(stmt_, binds);
-    stragglers_ = Statement(db_, "SELECT " + select_list + from + " AND rowid IN (SELECT value FROM json_each(?))" + order);
-    bind_all(stragglers_, with_list);
-    straggler_rowids_ = std::move(stragglers);
+    return;
   }
+  const std::string as_stored = " FROM " + qualified + " NOT INDEXED WHERE " + where;
+  stmt_ = Statement(db_, "SELECT " + select_list + as_stored);
+  bind_all(stmt_, binds);
+  if (stored->stragglers.empty()) return;
+  std::string list = "[";
+  for (size_t i = 0; i < stored->stragglers.size(); ++i) list += (i ? "," : "") + std::to_string(stored->stragglers[i]);
+  list += "]";
+  Binds with_list = binds;
+  with_list.emplace_back(list);
+  stragglers_ = Statement(db_, "SELECT " + select_list + from + " AND rowid IN (SELECT value FROM json_each(?))" + order);
+  bind_all(stragglers_, with_list);
+  straggler_rowids_ = stored->stragglers;
 }
 
 void EventSource::bind_all(Statement& s, const Binds& binds) {
@@ -226,8 +245,12 @@ std::string EventSource::string_ids_matching(const NameMatch& m, Binds& binds) c
   return "(SELECT id FROM " + catalog_.schema().qualified("StringIds") + " WHERE value " + m.sql_operator() + " ?)";
 }
 
+std::string EventSource::column_sql(const char* column) const {
+  return table_ != nullptr && table_->has(column) ? quote_identifier(column) : std::string("NULL");
+}
+
 std::string EventSource::string_column_condition(const char* column, const NameMatch& m, Binds& binds) const {
-  std::string col = quote_identifier(column);
+  std::string col = column_sql(column);
   std::string cond = "(" + col + " IN " + string_ids_matching(m, binds);
   // A dangling id reads "[missing string N]": keep such rows when the pattern could match that text.
   if (may_start_with(m, kMissingStringPrefix)) {
@@ -236,26 +259,6 @@ std::string EventSource::string_column_condition(const char* column, const NameM
                                                 : std::string("(SELECT NULL WHERE 0)"));
   }
   return cond + " OR " + col + " IS NULL)";
-}
-
-bool EventSource::find_stragglers(Statement& check, size_t max_stragglers, std::vector<int64_t>& stragglers) {
-  // A row is a straggler when it sorts before the last row kept: what is kept is then in order by construction.
-  bool first = true;
-  int64_t last_start = 0, last_end = 0;
-  while (check.step()) {
-    std::optional<int64_t> maybe_start = check.optional_int64(0);
-    if (!maybe_start) continue;  // skipped by next() wherever they are
-    int64_t start = *maybe_start, end = end_for_order(check);
-    if (!first && (start < last_start || (start == last_start && end > last_end))) {
-      if (stragglers.size() >= max_stragglers) return false;
-      stragglers.push_back(check.int64(2));
-      continue;
-    }
-    first = false;
-    last_start = start;
-    last_end = end;
-  }
-  return true;
 }
 
 void EventSource::optional_int(JsonObject& o, std::string_view key, int col) const {
@@ -413,8 +416,9 @@ class MemcpySource final : public GpuSource {
       if (name_could_be(m, memcpy_short_name(k))) kinds += (kinds.empty() ? "" : ",") + std::to_string(k);
     bool unknown = name_could_be(m, "Memcpy");  // copyKind 0, NULL or unlisted
     if (kinds.empty() && !unknown) return "0";
-    std::string cond = "(copyKind IN (" + kinds + ")";
-    if (unknown) cond += " OR copyKind IS NULL OR copyKind NOT BETWEEN 1 AND 13";
+    std::string copy_kind = column_sql("copyKind");
+    std::string cond = "(" + copy_kind + " IN (" + kinds + ")";
+    if (unknown) cond += " OR " + copy_kind + " IS NULL OR " + copy_kind + " NOT BETWEEN 1 AND 13";
     return cond + ")";
   }
   bool read_row() override {
@@ -539,8 +543,9 @@ class SyncSource final : public GpuSource {
     bool unlabeled = may_start_with(m, "Sync type ");  // types without a label are named "Sync type N"
     bool null_type = name_could_be(m, label_or(catalog_.sync_type_label(0), builtin_sync_type(0)));
     if (match.empty() && !unlabeled && !null_type) return "0";
-    return "(syncType IN (" + match + ")" + (unlabeled ? " OR syncType NOT IN (" + known + ")" : "") +
-           (null_type ? " OR syncType IS NULL" : "") + ")";
+    std::string type = column_sql("syncType");
+    return "(" + type + " IN (" + match + ")" + (unlabeled ? " OR " + type + " NOT IN (" + known + ")" : "") +
+           (null_type ? " OR " + type + " IS NULL" : "") + ")";
   }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_sync);
@@ -598,7 +603,7 @@ class CallSource final : public EventSource {
   Kind kind() const override { return kind_; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
     std::string cond = string_column_condition("nameId", m, binds);
-    if (!name_could_be(m, unnamed_)) cond = "(" + cond + " AND nameId IS NOT NULL)";
+    if (!name_could_be(m, unnamed_)) cond = "(" + cond + " AND " + column_sql("nameId") + " IS NOT NULL)";
     return cond;
   }
   bool read_row() override {
@@ -664,9 +669,10 @@ class NvtxSource final : public EventSource {
   Kind kind() const override { return Kind::nvtx; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
     binds.emplace_back(m.pattern);
-    std::string cond = std::string("(text ") + m.sql_operator() + " ? OR (text IS NULL AND " +
+    std::string text = column_sql("text"), text_id = column_sql("textId");
+    std::string cond = "(" + text + " " + m.sql_operator() + " ? OR (" + text + " IS NULL AND " +
                        string_column_condition("textId", m, binds);
-    if (!name_could_be(m, kUnnamedNvtxRange)) cond += " AND textId IS NOT NULL";
+    if (!name_could_be(m, kUnnamedNvtxRange)) cond += " AND " + text_id + " IS NOT NULL";
     return cond + "))";
   }
   bool read_row() override {
@@ -856,7 +862,7 @@ class SchedSource final : public EventSource {
   }
   Kind kind() const override { return Kind::sched; }
   std::string name_condition(const NameMatch& m, Binds&) const override {
-    return may_start_with(m, "Running on CPU ") ? "1" : "0";
+    return may_start_with(m, "Running on CPU ") || name_could_be(m, "Running") ? "1" : "0";  // NULL cpu: "Running"
   }
   bool read_row() override {
     read_interval(true);
@@ -971,10 +977,59 @@ class UnplaceableRows final : public EventSource {
   Kind kind_;
 };
 
-template <class Source, class... Extra>
+// Every table trace_events rows come from: its kind, its rowid tag (rowid = (source rowid << 5) | tag, so rowids
+// are unique across tables: the first table of each kind is tagged with the kind's number, the tables that share a
+// kind with it get 17 and up), whether its rows are GPU work (placed under a GPU process), and its reader.
+struct SourceTable {
+  Kind kind;
+  const char* table;
+  int tag;
+  bool gpu;
+  std::unique_ptr<EventSource> (*open)(sqlite3*, const ProfileCatalog&, const TableInfo&, const ScanFilter&,
+                                       const ReportContext&, Kind, int tag);
+};
+
+template <class Source>
+std::unique_ptr<EventSource> open_reader(sqlite3* db, const ProfileCatalog& c, const TableInfo& t, const ScanFilter& f,
+                                         const ReportContext& r, Kind kind, int tag) {
+  std::unique_ptr<EventSource> s;
+  if constexpr (std::is_constructible_v<Source, sqlite3*, const ProfileCatalog&, const TableInfo&, const ScanFilter&,
+                                        const ReportContext&, Kind>)
+    s = std::make_unique<Source>(db, c, t, f, r, kind);
+  else
+    s = std::make_unique<Source>(db, c, t, f, r);
+  s->set_tag(tag);
+  return s;
+}
+
+constexpr SourceTable kSourceTables[] = {
+    {Kind::nvtx, "NVTX_EVENTS", 0, false, open_reader<NvtxSource>},
+    {Kind::cuda_api, "CUPTI_ACTIVITY_KIND_RUNTIME", 1, false, open_reader<CallSource>},
+    {Kind::kernel, "CUPTI_ACTIVITY_KIND_KERNEL", 2, true, open_reader<KernelSource>},
+    {Kind::memcpy, "CUPTI_ACTIVITY_KIND_MEMCPY", 3, true, open_reader<MemcpySource>},
+    {Kind::memset, "CUPTI_ACTIVITY_KIND_MEMSET", 4, true, open_reader<MemsetSource>},
+    {Kind::sync, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 5, true, open_reader<SyncSource>},
+    // 6: nvtx_kernel, the NVTX GPU projection (make_projection_source)
+    {Kind::osrt, "OSRT_API", 7, false, open_reader<CallSource>},
+    {Kind::sched, "SCHED_EVENTS", 8, false, open_reader<SchedSource>},
+    {Kind::graph, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 11, true, open_reader<GraphSource>},
+    {Kind::cudnn, "CUDNN_EVENTS", 12, false, open_reader<CallSource>},
+    {Kind::cublas, "CUBLAS_EVENTS", 13, false, open_reader<CallSource>},
+    {Kind::cuda_graph, "CUDA_GRAPH_EVENTS", 15, false, open_reader<CallSource>},
+    {Kind::cuda_graph, "CUDA_GRAPH_NODE_EVENTS", 17, false, open_reader<CallSource>},
+    {Kind::gpu_metric, "GPU_METRICS", 16, true, open_reader<GpuMetricSource>},
+    {Kind::mpi, "MPI_P2P_EVENTS", 14, false, open_reader<MpiSource>},
+    {Kind::mpi, "MPI_COLLECTIVES_EVENTS", 18, false, open_reader<MpiSource>},
+    {Kind::mpi, "MPI_START_WAIT_EVENTS", 19, false, open_reader<MpiSource>},
+    {Kind::mpi, "MPI_OTHER_EVENTS", 20, false, open_reader<MpiSource>},
+    {Kind::cuda_event, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", 9, true, open_reader<CudaEventSource>},
+    {Kind::diagnostic, "DIAGNOSTIC_EVENT", 10, false, open_reader<DiagnosticSource>},
+};
+
 void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const ProfileCatalog& catalog,
-              const ScanFilter& filter, const ReportContext& report, Kind kind, const char* table, bool gpu,
-              Extra... extra) {
+              const ScanFilter& filter, const ReportContext& report, const SourceTable& source) {
+  Kind kind = source.kind;
+  const char* table = source.table;
   if (!filter.wants(kind)) return;
   const TableInfo* t = catalog.schema().table(table);
   if (t == nullptr) return;  // absent table = no events (nsys creates tables lazily)
@@ -997,9 +1052,9 @@ void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const
     std::optional<int64_t> pid = pid_in_report(*filter.pid, report.index);
     if (!pid) return;  // another report's process
     bool pid_is_gpu = *pid >= kGpuPidBase;
-    if (pid_is_gpu != gpu) return;  // a GPU pid cannot match CPU events and vice versa
+    if (pid_is_gpu != source.gpu) return;  // a GPU pid cannot match CPU events and vice versa
   }
-  out.push_back(std::make_unique<Source>(db, catalog, *t, filter, report, extra...));
+  out.push_back(source.open(db, catalog, *t, filter, report, kind, source.tag));
 }
 
 }  // namespace
@@ -1019,26 +1074,7 @@ std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const Profil
                                                        const ScanFilter& filter, const ReportContext& report) {
   std::vector<std::unique_ptr<EventSource>> out;
   if (filter.impossible) return out;
-  open_one<NvtxSource>(out, db, catalog, filter, report, Kind::nvtx, "NVTX_EVENTS", false);
-  open_one<CallSource>(out, db, catalog, filter, report, Kind::cuda_api, "CUPTI_ACTIVITY_KIND_RUNTIME", false,
-                       Kind::cuda_api);
-  open_one<KernelSource>(out, db, catalog, filter, report, Kind::kernel, "CUPTI_ACTIVITY_KIND_KERNEL", true);
-  open_one<MemcpySource>(out, db, catalog, filter, report, Kind::memcpy, "CUPTI_ACTIVITY_KIND_MEMCPY", true);
-  open_one<MemsetSource>(out, db, catalog, filter, report, Kind::memset, "CUPTI_ACTIVITY_KIND_MEMSET", true);
-  open_one<SyncSource>(out, db, catalog, filter, report, Kind::sync, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", true);
-  open_one<CallSource>(out, db, catalog, filter, report, Kind::osrt, "OSRT_API", false, Kind::osrt);
-  open_one<SchedSource>(out, db, catalog, filter, report, Kind::sched, "SCHED_EVENTS", false);
-  open_one<GraphSource>(out, db, catalog, filter, report, Kind::graph, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", true);
-  open_one<CallSource>(out, db, catalog, filter, report, Kind::cudnn, "CUDNN_EVENTS", false, Kind::cudnn);
-  open_one<CallSource>(out, db, catalog, filter, report, Kind::cublas, "CUBLAS_EVENTS", false, Kind::cublas);
-  open_one<CallSource>(out, db, catalog, filter, report, Kind::cuda_graph, "CUDA_GRAPH_EVENTS", false, Kind::cuda_graph);
-  open_one<CallSource>(out, db, catalog, filter, report, Kind::cuda_graph, "CUDA_GRAPH_NODE_EVENTS", false,
-                       Kind::cuda_graph);
-  open_one<GpuMetricSource>(out, db, catalog, filter, report, Kind::gpu_metric, "GPU_METRICS", true);
-  for (const char* table : {"MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"})
-    open_one<MpiSource>(out, db, catalog, filter, report, Kind::mpi, table, false);
-  open_one<CudaEventSource>(out, db, catalog, filter, report, Kind::cuda_event, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", true);
-  open_one<DiagnosticSource>(out, db, catalog, filter, report, Kind::diagnostic, "DIAGNOSTIC_EVENT", false);
+  for (const SourceTable& source : kSourceTables) open_one(out, db, catalog, filter, report, source);
   return out;
 }
 

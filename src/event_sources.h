@@ -40,6 +40,7 @@ class EventSource {
   virtual bool next();  // moves to the next event; false at the end
   const SourceEvent& event() const { return event_; }
   virtual Kind kind() const = 0;
+  void set_tag(int tag) { event_.tag = static_cast<uint8_t>(tag); }
   // The args JSON object of the current event.
   virtual void write_args(std::string& out) const = 0;
   uint64_t skipped() const { return skipped_; }  // rows without a start time (cannot be placed)
@@ -61,6 +62,8 @@ class EventSource {
   bool name_could_be(const NameMatch& m, std::string_view candidate) const;
   // "(SELECT id FROM StringIds WHERE value <op> ?)", the ids of registered strings satisfying m.
   std::string string_ids_matching(const NameMatch& m, Binds& binds) const;
+  // A column of this reader's table in SQL, or NULL when the export lacks it (the reader reads it as NULL too).
+  std::string column_sql(const char* column) const;
   // For a StringIds reference column whose name can also be a "[missing string N]" placeholder.
   std::string string_column_condition(const char* column, const NameMatch& m, Binds& binds) const;
   // How a pid constraint reads on a table: GPU device, thread (globalTid) or process (globalPid).
@@ -78,9 +81,6 @@ class EventSource {
   void prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter, const Shape& shape);
   // Fills event_ from the statement's current row; false to skip the row.
   virtual bool read_row() = 0;
-  // Reads `check` (start, end, rowid) as stored: false when more than max_stragglers rows are out of
-  // (start, end descending) order; else their rowids are in `stragglers` (empty: the table is in order).
-  static bool find_stragglers(Statement& check, size_t max_stragglers, std::vector<int64_t>& stragglers);
   bool step_stream(Statement& s, bool main);
   bool stragglers_first() const;
   static void bind_all(Statement& s, const Binds& binds);
@@ -99,12 +99,16 @@ class EventSource {
 
   sqlite3* db_;
   const ProfileCatalog& catalog_;
+  const TableInfo* table_ = nullptr;  // set by prepare()
   ReportContext report_;
   Statement stmt_;        // the stream the current row comes from
   Statement stragglers_;  // the few rows stored out of order, sorted (may be unused)
   bool started_ = false, has_row_ = false, has_straggler_ = false, main_in_stmt_ = true;
   std::vector<int64_t> straggler_rowids_;  // in the order the main stream meets them
   size_t next_straggler_ = 0;
+  std::string table_name_;
+  bool emitted_ = false;  // the order of the rows handed out so far (see next())
+  int64_t last_start_ = 0, last_end_ = 0;
   SourceEvent event_;
   uint64_t skipped_ = 0, invalid_ends_ = 0;
   bool end_was_null_ = false, end_invalid_ = false;

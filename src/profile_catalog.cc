@@ -134,6 +134,38 @@ void ProfileCatalog::load_labels(sqlite3* db, const char* table, const char* key
     if (!s.is_null(0) && !s.is_null(1)) out[s.int64(0)] = std::string(s.text(1));
 }
 
+const ProfileCatalog::StoredOrder& ProfileCatalog::stored_order(sqlite3* db, const std::string& table,
+                                                                const std::string& time, const std::string& end,
+                                                                const std::string& where) const {
+  std::string key = table + " WHERE " + where;
+  auto it = stored_order_.find(key);
+  if (it != stored_order_.end()) return it->second;
+  // A row is a straggler when it sorts before the last row kept: what is kept is then in order by construction.
+  constexpr size_t kMaxStragglers = 4096;
+  StoredOrder order;
+  Statement check(db, "SELECT " + time + ", " + end + ", rowid FROM " + table + " NOT INDEXED WHERE " + where);
+  bool first = true;
+  int64_t last_start = 0, last_end = 0;
+  while (check.step()) {
+    std::optional<int64_t> maybe_start = check.optional_int64(0);
+    if (!maybe_start) continue;  // rows without a start are skipped wherever they are
+    int64_t start = *maybe_start, stop = check.optional_int64(1).value_or(INT64_MAX);  // open: the longest
+    if (!first && (start < last_start || (start == last_start && stop > last_end))) {
+      if (order.stragglers.size() >= kMaxStragglers) {
+        order.nearly_sorted = false;
+        order.stragglers.clear();
+        break;
+      }
+      order.stragglers.push_back(check.int64(2));
+      continue;
+    }
+    first = false;
+    last_start = start;
+    last_end = stop;
+  }
+  return stored_order_.emplace(key, std::move(order)).first->second;
+}
+
 bool is_identifying_metadata(std::string_view key, std::string_view value) {
   for (std::string_view word : {"HOST", "USER", "PATH"})
     if (key.find(word) != std::string_view::npos) return true;

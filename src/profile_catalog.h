@@ -74,6 +74,18 @@ class ProfileCatalog {
   // Latest timestamp of any event (where never-closed NVTX ranges end). Computed on first use: it scans.
   int64_t profile_end(sqlite3* db) const;
 
+  // How the rows of an event table (those meeting `where`) are stored, as read in rowid order: in time order
+  // ((time, end descending) order) but for a few "stragglers" (their rowids, in rowid order), or not nearly enough
+  // (nearly_sorted false: the table must be sorted). Found by one pass over the table on first use, then kept:
+  // later scans of the table, filtered or not, read as stored at once (a filtered subsequence of the rows is in
+  // order but for those stragglers too).
+  struct StoredOrder {
+    bool nearly_sorted = true;
+    std::vector<int64_t> stragglers;
+  };
+  const StoredOrder& stored_order(sqlite3* db, const std::string& table, const std::string& time,
+                                  const std::string& end, const std::string& where) const;
+
  private:
   static const std::string* find(const std::map<int64_t, std::string>& m, int64_t id) {
     auto it = m.find(id);
@@ -98,6 +110,7 @@ class ProfileCatalog {
   std::vector<std::pair<std::string, std::string>> export_metadata_;
   std::optional<int64_t> session_start_utc_ns_;
   mutable std::optional<int64_t> profile_end_;
+  mutable std::map<std::string, StoredOrder> stored_order_;  // by table and condition
 };
 
 // The event tables a timeline is made of (also scanned for the profile's end).

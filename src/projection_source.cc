@@ -23,7 +23,7 @@ class ProjectionSource final : public EventSource {
         int64_t ts = saturating_add(dev.gpu_start, report.clock_offset);
         if (filter.ts_min && ts < *filter.ts_min) continue;
         if (filter.ts_max && ts > *filter.ts_max) continue;
-        if (pid && *pid != kGpuPidBase + (dev.device & 0xFFFFFF)) continue;
+        if (pid && *pid != gpu_pid(dev.device)) continue;
         rows_.push_back({r, d});
       }
     }
@@ -36,6 +36,7 @@ class ProjectionSource final : public EventSource {
       return a.range < b.range;
     });
     event_.kind = Kind::nvtx_kernel;
+    set_tag(static_cast<int>(Kind::nvtx_kernel));  // rowid tag 6: see kSourceTables
     event_.placement = Placement::gpu_nvtx;
     event_.has_global_id = true;
   }

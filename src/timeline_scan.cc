@@ -79,7 +79,7 @@ void TimelineScan::pick() {
   ++row_number_;
   const SourceEvent& e = current_->event();
   TrackLayout::Placed where = layout_.place(e);
-  row_.rowid = (static_cast<int64_t>(e.report) << 56) | (e.source_rowid << 5) | static_cast<int64_t>(e.kind);
+  row_.rowid = (static_cast<int64_t>(e.report) << 56) | (e.source_rowid << 5) | e.tag;
   row_.report = e.report;
   row_.cname = e.cname;
   row_.schema = &reports_[e.report].context.schema;

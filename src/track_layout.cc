@@ -68,7 +68,7 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
     int64_t report_base = ev.report * kReportPidStride;
     if (ev.placement == Placement::gpu_metrics) {
       // One process per metrics source, after the GPUs (pids 2^24 + 2^23 + typeId).
-      t.pid = static_cast<int32_t>(report_base + kGpuPidBase + (int64_t{1} << 23) + (ev.device_id & 0x7FFFFF));
+      t.pid = static_cast<int32_t>(report_base + gpu_metrics_pid(ev.device_id));
       process(t.pid, ev);
       t.base_tid = 0;
       name = "Counters";
@@ -91,7 +91,7 @@ TrackLayout::Track& TrackLayout::track_for(const SourceEvent& ev) {
                                                       : " (CPU)";
       }
     } else {
-      t.pid = static_cast<int32_t>(report_base + kGpuPidBase + (ev.device_id & 0xFFFFFF));
+      t.pid = static_cast<int32_t>(report_base + gpu_pid(ev.device_id));
       Process& proc = process(t.pid, ev);
       if (ev.placement == Placement::gpu_sync) {
         t.base_tid = proc.next_free_base--;

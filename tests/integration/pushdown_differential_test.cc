@@ -1,0 +1,51 @@
+// Pushdown, differentially: on the bundled example and every fixture, with and without a covering (start, end)
+// index on each event table (tools users run add such indexes, and they change SQLite's plans), every pushable
+// column and every distinct value it takes gives the rows SQLite itself selects from the unfiltered scan.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+
+#include "tests/support/differential.h"
+#include "tests/support/test_db.h"
+
+namespace {
+
+std::vector<std::string> profiles() {
+  std::vector<std::string> out = {"examples/example_profile.sql"};
+  std::string dir = testdb::source_dir() + "/tests/fixtures";
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 4 && name.substr(name.size() - 4) == ".sql") out.push_back("tests/fixtures/" + name);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin() + 1, out.end());
+  return out;
+}
+
+class Differential : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+
+TEST_P(Differential, PushedDownEqualsFilteredBySqlite) {
+  auto [script, covering] = GetParam();
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/" + script);
+  if (covering) testdiff::add_covering_indexes(db);
+  testdiff::Report r = testdiff::check_pushdown(db, 40);
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  if (db.integer("select count(*) from trace_events") > 0) EXPECT_GT(r.queries, 0);
+}
+
+std::string name_of(const ::testing::TestParamInfo<std::tuple<std::string, bool>>& info) {
+  std::string n = std::get<0>(info.param);
+  n = n.substr(n.rfind('/') + 1);
+  n = n.substr(0, n.size() - 4);
+  return n + (std::get<1>(info.param) ? "_with_covering_index" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, Differential, ::testing::Combine(::testing::ValuesIn(profiles()), ::testing::Bool()),
+                         name_of);
+
+}  // namespace

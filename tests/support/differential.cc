@@ -1,0 +1,106 @@
+#include "tests/support/differential.h"
+
+#include <algorithm>
+#include <set>
+
+namespace testdiff {
+
+namespace {
+
+// Columns that do not depend on which other rows a scan reads (tid and thread_name carry the extra lane, which
+// is laid out over the rows of the scan).
+const char* const kStableColumns =
+    "rowid, kind, name, ts, dur, pid, process_name, device_id, stream_id, correlation_id, global_tid, args, cname";
+
+std::string quoted(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  return out + "'";
+}
+
+// Up to n values spread evenly over the sorted distinct values (first and last always included).
+std::vector<std::string> spread(const std::vector<std::string>& all, size_t n) {
+  if (all.size() <= n) return all;
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(all[i * (all.size() - 1) / (n - 1)]);
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::string> column(testdb::Db& db, const std::string& sql) {
+  std::vector<std::string> out;
+  for (auto& r : db.rows(sql)) out.push_back(r[0]);
+  return out;
+}
+
+}  // namespace
+
+void add_covering_indexes(testdb::Db& db) {
+  for (auto& r : db.rows("select m.name, (select count(*) from pragma_table_info(m.name) where name = 'end'), "
+                         "(select count(*) from pragma_table_info(m.name) where name = 'start'), "
+                         "(select count(*) from pragma_table_info(m.name) where name = 'timestamp') "
+                         "from sqlite_schema m where m.type = 'table'")) {
+    const std::string& t = r[0];
+    std::string cols = r[2] == "1" ? (r[1] == "1" ? "start, \"end\"" : "start") : r[3] == "1" ? "timestamp" : "";
+    if (!cols.empty()) db.exec("create index if not exists \"cover_" + t + "\" on \"" + t + "\"(" + cols + ")");
+  }
+}
+
+Report check_pushdown(testdb::Db& db, size_t cap) {
+  Report rep;
+  db.exec("drop table if exists temp.unfiltered");
+  db.exec(std::string("create temp table unfiltered as select ") + kStableColumns +
+          ", row_number() over () as scan_order from trace_events");
+  // Invariants of the unfiltered scan.
+  if (int64_t dup = db.integer("select count(*) - count(distinct rowid) from temp.unfiltered"); dup != 0)
+    rep.failures.push_back(std::to_string(dup) + " rowids are not unique");
+  if (int64_t bad = db.integer("select count(*) from (select ts, lag(ts) over (order by scan_order) as prev "
+                               "from temp.unfiltered) where ts < prev");
+      bad != 0)
+    rep.failures.push_back(std::to_string(bad) + " rows out of time order in the unfiltered scan");
+
+  auto compare = [&](const std::string& where) {
+    ++rep.queries;
+    std::string cols = kStableColumns;
+    auto pushed = db.rows("select " + cols + " from trace_events where " + where + " order by rowid");
+    auto expected = db.rows("select " + cols + " from temp.unfiltered where " + where + " order by rowid");
+    if (pushed != expected)
+      rep.failures.push_back("where " + (where.size() > 200 ? where.substr(0, 200) + "..." : where) + ": " + std::to_string(pushed.size()) + " rows pushed down, " +
+                             std::to_string(expected.size()) + " when SQLite filters");
+  };
+  auto distinct = [&](const std::string& col) {
+    return spread(column(db, "select distinct " + col + " from temp.unfiltered where " + col +
+                                 " is not null order by 1"),
+                  cap);
+  };
+
+  for (const std::string& k : distinct("kind")) {
+    compare("kind = " + quoted(k));
+    compare("kind != " + quoted(k));
+  }
+  std::vector<std::string> kinds = distinct("kind");
+  if (kinds.size() >= 2) compare("kind in (" + quoted(kinds.front()) + ", " + quoted(kinds.back()) + ")");
+
+  std::vector<std::string> names = distinct("name");
+  for (const std::string& n : names) {
+    compare("name = " + quoted(n));
+    std::string head = n.substr(0, std::min<size_t>(n.size(), 4));
+    compare("name like " + quoted(head + "%"));
+    compare("name glob " + quoted(head + "*"));
+  }
+  if (names.size() >= 3)
+    compare("name in (" + quoted(names[0]) + ", " + quoted(names[names.size() / 2]) + ", " + quoted(names.back()) + ")");
+
+  for (const std::string& t : distinct("ts")) {
+    compare("ts = " + t);
+    compare("ts >= " + t);
+    compare("ts < " + t);
+  }
+  for (const std::string& p : column(db, "select distinct pid from temp.unfiltered order by 1")) compare("pid = " + p);
+  return rep;
+}
+
+}  // namespace testdiff
