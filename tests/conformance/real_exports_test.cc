@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <dirent.h>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <unistd.h>
 
@@ -217,4 +218,39 @@ TEST(RealExports, SummaryTable) {
   }
 }
 
+}  // namespace
+
+#include "tests/support/differential.h"
+
+namespace {
+// Pushdown, differentially, on every real export: as it is, and with a covering (start, end) index on every event
+// table (tools users run add such indexes; they change SQLite's plans).
+class RealExportDifferential : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+
+TEST_P(RealExportDifferential, PushedDownEqualsFilteredBySqlite) {
+  auto [file, covering] = GetParam();
+  testdb::TempDir dir("nsystrace_diff");
+  std::string copy = dir.file("export.sqlite");
+  {
+    std::ifstream in(testdb::shared_fixtures_dir() + "/" + file, std::ios::binary);
+    std::ofstream out(copy, std::ios::binary);
+    out << in.rdbuf();
+  }
+  testdb::Db db(copy, /*load_shared_object=*/true, /*writable=*/covering);
+  if (covering) testdiff::add_covering_indexes(db);
+  testdiff::Report r = testdiff::check_pushdown(db, 5);
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  std::printf("%s%s: %d pushed-down queries compared\n", file.c_str(), covering ? " (covering indexes)" : "", r.queries);
+}
+
+std::string differential_name(const ::testing::TestParamInfo<std::tuple<std::string, bool>>& info) {
+  std::string n = std::get<0>(info.param).substr(0, std::get<0>(info.param).size() - 7);
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n + (std::get<1>(info.param) ? "_with_covering_index" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedFixtures, RealExportDifferential,
+                         ::testing::Combine(::testing::ValuesIn(real_exports()), ::testing::Bool()), differential_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealExportDifferential);
 }  // namespace
