@@ -11,6 +11,7 @@
 // (gzip when path ends in .gz), so the trace is never held in memory; it returns the bytes written.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -135,30 +136,48 @@ void free_aggregate(sqlite3_context* ctx) {
 void step_star(sqlite3_context* ctx, Aggregate& agg) {
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
   auto live = state->live_cursors();
+  // A scan on the last row its LIMIT allows is finished: SQLite reads no further (a scalar or EXISTS subquery over
+  // trace_events stays open so, beside the scan being aggregated). When every live scan is so, the one that has
+  // just produced its row is the one aggregated (the last row of `FROM (SELECT ... LIMIT n)`).
+  if (live.size() > 1) {
+    auto latest = *std::max_element(live.begin(), live.end(),
+                                    [](const auto* a, const auto* b) { return a->advanced_at < b->advanced_at; });
+    live.erase(std::remove_if(live.begin(), live.end(), [](const auto* c) { return c->scan->at_limit(); }),
+               live.end());
+    if (live.empty()) live.push_back(latest);
+  }
   if (live.empty())
     throw Error(fmt::format(
         "nsystrace: chrome_trace(*) must run directly over a trace_events scan, but here its rows were sorted, "
-        "grouped or materialized first (ORDER BY, GROUP BY, DISTINCT, a subquery or view that is not flattened) or "
-        "come from another table. Use `SELECT chrome_trace(*) FROM trace_events WHERE ...`, or pass the columns: "
-        "{}",
+        "grouped or materialized first (ORDER BY, GROUP BY, DISTINCT, a window function, a compound SELECT, a "
+        "subquery or view that is not flattened) or come from another table. Use `SELECT chrome_trace(*) FROM "
+        "trace_events WHERE ...` (a LIMIT on it is fine), or pass the columns: {}",
         kExplicitForm));
   if (live.size() > 1)
     throw Error(fmt::format(
         "nsystrace: chrome_trace(*) sees {} trace_events scans at once (a join of trace_events with itself, or a "
-        "subquery over it) and cannot tell which row it aggregates. Use {}",
+        "subquery over trace_events that is still reading) and cannot tell which row it aggregates. Aggregate over "
+        "one trace_events scan, or pass the columns: {}",
         live.size(), kExplicitForm));
   TraceEventsCursor* cursor = live.front();
+  if (cursor->grouped)
+    throw Error(fmt::format(
+        "nsystrace: chrome_trace(*) is fed the rows of a DISTINCT or GROUP BY over trace_events, where one row "
+        "stands for a whole group, so it cannot draw the events. Aggregate over trace_events directly, or pass the "
+        "columns: {}",
+        kExplicitForm));
   TimelineScan& scan = *cursor->scan;
   if (agg.star) {
     if (cursor->id != agg.cursor_id || cursor->generation != agg.generation)
       throw Error(fmt::format(
-          "nsystrace: chrome_trace(*) saw the trace_events scan restart (trace_events is the inner loop of a join), "
-          "so its rows would repeat. Aggregate over trace_events alone, or use {}",
+          "nsystrace: chrome_trace(*) saw its trace_events scan restart or another one begin (trace_events is the "
+          "inner loop of a join, in a correlated subquery, or in several arms of a compound SELECT), so its rows "
+          "would repeat or mix. Aggregate over one trace_events scan, or use {}",
           kExplicitForm));
     if (scan.row_number() == agg.last_row)
       throw Error(fmt::format(
-          "nsystrace: chrome_trace(*) was fed the same trace_events row twice (a join multiplies the rows). "
-          "Aggregate over trace_events alone, or use {}",
+          "nsystrace: chrome_trace(*) was fed the same trace_events row twice (a join multiplies the rows, or a "
+          "subquery over trace_events is evaluated for each row). Aggregate over trace_events alone, or use {}",
           kExplicitForm));
   } else {
     agg.star = true;
@@ -395,16 +414,19 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
   return json;
 }
 
-// The rows came from a scan that reached its end (not one cut short by an error or an interrupt, after which
-// SQLite still finalizes the aggregate): only then is the trace whole.
+// The statement is finishing normally, not being abandoned. When a statement fails (an error anywhere in it, an
+// interrupt) or is reset part-way, SQLite closes its cursors first and only then releases the aggregate, calling
+// xFinal (closeAllCursors() in vdbeaux.c); when it completes, OP_AggFinal runs while the cursor is still open. So
+// an open cursor of the same scan is what makes the rows whole: every row the query selects, which may be fewer
+// than the scan's when a LIMIT cut it (the first N events). Only then is a file committed.
 void check_scan_completed(sqlite3_context* ctx, const Aggregate& agg) {
   if (agg.failed) throw Error("nsystrace: a row was refused (see the error above); no trace was produced");
   if (!agg.star) return;
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
   TraceEventsCursor* c = state->find_cursor(agg.cursor_id);
-  if (c == nullptr || c->generation != agg.generation || !c->completed)
-    throw Error("nsystrace: the trace_events scan did not finish (an error or an interrupt stopped it); no trace "
-                "was produced");
+  if (c == nullptr || c->generation != agg.generation)
+    throw Error("nsystrace: the statement was stopped (an error, an interrupt or a reset) before the trace was "
+                "whole; no trace was produced");
 }
 
 void x_final(sqlite3_context* ctx) {

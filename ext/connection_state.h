@@ -18,7 +18,9 @@ struct TraceEventsCursor {
   sqlite3_vtab_cursor base;  // must stay first: SQLite hands us &base
   uint64_t id = 0;           // unique per connection
   uint64_t generation = 0;   // bumped by every xFilter (a rescan)
-  bool completed = false;    // the current scan reached its end without error
+  uint64_t advanced_at = 0;  // when it last moved to a row (xFilter or xNext), on ConnectionState::tick()
+  // Its rows feed a DISTINCT or GROUP BY (sqlite3_vtab_distinct in xBestIndex): one row stands for a group.
+  bool grouped = false;
   std::unique_ptr<TimelineScan> scan;
 };
 
@@ -27,7 +29,12 @@ class ConnectionState {
   explicit ConnectionState(sqlite3* db) : db_(db) {}
   sqlite3* db() const { return db_; }
 
-  void add_cursor(TraceEventsCursor* c) { c->id = ++next_cursor_id_; cursors_.push_back(c); }
+  void add_cursor(TraceEventsCursor* c) {
+    cursors_.reserve(cursors_.size() + 1);  // may throw: before the id is taken
+    c->id = ++next_cursor_id_;
+    cursors_.push_back(c);
+  }
+  uint64_t tick() { return ++clock_; }  // orders the cursors' xFilter and xNext calls
   void remove_cursor(TraceEventsCursor* c);
   // Cursors positioned on a row (not at EOF): candidates for chrome_trace(*)'s current row.
   std::vector<TraceEventsCursor*> live_cursors() const;
@@ -52,7 +59,7 @@ class ConnectionState {
     std::shared_ptr<const NvtxProjection> projection;
   };
   sqlite3* db_;
-  uint64_t next_cursor_id_ = 0;
+  uint64_t next_cursor_id_ = 0, clock_ = 0;
   std::vector<TraceEventsCursor*> cursors_;
   std::map<std::string, CachedCatalog> catalogs_;
 };

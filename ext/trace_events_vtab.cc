@@ -22,6 +22,9 @@
 namespace nsystrace {
 namespace {
 
+// idxNum: the number of argv values, and this flag.
+constexpr int kFeedsGroups = 1 << 30;
+
 enum Column {
   kColKind, kColName, kColTs, kColDur, kColPid, kColTid, kColProcessName, kColThreadName, kColDeviceId,
   kColStreamId, kColCorrelationId, kColGlobalTid, kColArgs, kColSchema, kColCname
@@ -44,9 +47,19 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
 int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   std::string idx;
   int argc = 0;
+  bool all_used = true, has_offset = false;
+  int limit = -1;
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
-    if (!c.usable) continue;
+    if (c.op == SQLITE_INDEX_CONSTRAINT_OFFSET) has_offset = true;
+    if (c.op == SQLITE_INDEX_CONSTRAINT_LIMIT) {
+      if (c.usable) limit = i;
+      continue;
+    }
+    if (!c.usable) {
+      all_used = false;
+      continue;
+    }
     // An IN list on kind or name is taken whole (one scan); on other columns it is left to SQLite, which would
     // otherwise rescan once per value.
     bool in_list = c.op == SQLITE_INDEX_CONSTRAINT_EQ && sqlite3_vtab_in(info, i, -1);
@@ -78,7 +91,10 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     } else if (c.iColumn == kColPid && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
       token = "pid=";
     }
-    if (token == nullptr) continue;
+    if (token == nullptr) {
+      all_used = false;
+      continue;
+    }
     if (in_list) sqlite3_vtab_in(info, i, 1);  // hand us the whole IN list at once
     info->aConstraintUsage[i].argvIndex = ++argc;
     // kind is matched exactly by the scan (a text compared to our fixed names), so SQLite need not re-check it;
@@ -87,12 +103,24 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     if (!idx.empty()) idx += ' ';
     idx += token;
   }
+  // A LIMIT (SQLite offers it when the scan is the query's only table) is applied by the scan itself, so a scan
+  // cut short still reaches its end: a scalar subquery over trace_events (LIMIT 1 implicitly) is then no longer
+  // a live scan that chrome_trace(*) could mistake for its own. Only when every other constraint is handed to the
+  // scan (which applies each exactly, or ignores the LIMIT: see build_filter) and there is no OFFSET (SQLite
+  // applies that itself, after the scan).
+  if (limit >= 0 && all_used && !has_offset) {
+    info->aConstraintUsage[limit].argvIndex = ++argc;
+    if (!idx.empty()) idx += ' ';
+    idx += "limit";
+  }
   // One cost whatever the constraints: SQLite must never answer an OR with one scan per term (MULTI-INDEX OR).
   // Each scan lays out its own lanes, and chrome_trace(*) must see a single scan; pushdown then happens inside
   // the one scan anyway.
   info->estimatedCost = 1e6;
   info->estimatedRows = 1000000;
   info->idxNum = argc;
+  // Rows that feed a DISTINCT or a GROUP BY stand for their group: chrome_trace(*) must not read them as events.
+  if (info->nOrderBy > 0 && sqlite3_vtab_distinct(info) >= 1) info->idxNum |= kFeedsGroups;
   if (!idx.empty()) {
     info->idxStr = sqlite3_mprintf("%s", idx.c_str());
     info->needToFreeIdxStr = 1;
@@ -146,8 +174,12 @@ void apply_ts(ScanFilter& f, const std::string& op, sqlite3_value* v) {
       double b = op == "ts<" ? std::ceil(d) - 1 : std::floor(d);
       if (b < -9223372036854775808.0) f.impossible = true; else hi = clamp(b);
     }
+  } else if (type == SQLITE_NULL) {
+    f.impossible = true;  // a comparison with NULL is never true
+    return;
   } else {
-    return;  // NULL, text or blob: SQLite's own check decides (no integer ts satisfies most of them)
+    f.inexact = true;  // text or blob: SQLite's own check decides
+    return;
   }
   if (lo != INT64_MIN) f.ts_min = f.ts_min ? std::max(*f.ts_min, lo) : lo;
   if (hi != INT64_MAX) f.ts_max = f.ts_max ? std::min(*f.ts_max, hi) : hi;
@@ -202,7 +234,9 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
         if (sqlite3_value_type(item) == SQLITE_TEXT) any.push_back(NameMatch{NameMatch::Op::eq, std::string(text_of(item))});
         else if (sqlite3_value_type(item) != SQLITE_NULL) narrow = false;  // (NULL is never equal to anything)
       });
-      if (narrow && !any.empty()) f.names.push_back(std::move(any));
+      if (!narrow) f.inexact = true;
+      else if (any.empty()) f.impossible = true;  // only NULLs: nothing is equal to NULL
+      else f.names.push_back(std::move(any));
     } else if (op == "name=" || op == "name_like" || op == "name_glob") {
       if (sqlite3_value_type(v) == SQLITE_NULL) {
         f.impossible = true;  // name = NULL / LIKE NULL is never true
@@ -211,9 +245,16 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
         m.op = op == "name=" ? NameMatch::Op::eq : op == "name_like" ? NameMatch::Op::like : NameMatch::Op::glob;
         m.pattern = std::string(text_of(v));
         f.names.push_back({std::move(m)});
+      } else {
+        f.inexact = true;  // a number or blob: compared by SQLite's rules, left to SQLite
       }
+    } else if (op == "limit") {
+      if (sqlite3_value_numeric_type(v) == SQLITE_INTEGER && sqlite3_value_int64(v) >= 0) f.limit = sqlite3_value_int64(v);
     } else if (op == "pid=") {
-      if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) continue;
+      if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) {
+        f.inexact = true;
+        continue;
+      }
       int64_t pid = sqlite3_value_int64(v);
       if (pid < 0 || pid >= (int64_t{1} << 31) || (f.pid && *f.pid != pid)) f.impossible = true;
       f.pid = pid;
@@ -222,6 +263,7 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
     }
   }
   if (f.kinds == 0) f.impossible = true;
+  if (f.inexact) f.limit.reset();  // a row the scan returns might still be dropped by SQLite: it must not count
   return f;
 }
 
@@ -245,12 +287,13 @@ void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
       catalog.schema().schema(), file && *file ? file : "in memory"));
 }
 
-int x_filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqlite3_value** argv) {
+int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc, sqlite3_value** argv) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
   cursor->scan.reset();
   ++cursor->generation;
-  cursor->completed = false;
+  cursor->advanced_at = vtab->state->tick();
+  cursor->grouped = (idx_num & kFeedsGroups) != 0;
   return guarded(base->pVtab, [&] {
     ConnectionState* state = vtab->state;
     try {
@@ -268,7 +311,6 @@ int x_filter(sqlite3_vtab_cursor* base, int, const char* idx_str, int argc, sqli
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));
     }
-    cursor->completed = cursor->scan->eof();
     return SQLITE_OK;
   });
 }
@@ -278,11 +320,11 @@ int x_next(sqlite3_vtab_cursor* base) {
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
   int rc = guarded(base->pVtab, [&] {
     try {
+      cursor->advanced_at = vtab->state->tick();
       cursor->scan->next();
     } catch (const Error& e) {
       throw Error(naming_the_profile(vtab->state->db(), e.what()));
     }
-    cursor->completed = cursor->scan->eof();
     return SQLITE_OK;
   });
   if (rc != SQLITE_OK) cursor->scan.reset();

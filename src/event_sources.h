@@ -30,6 +30,9 @@ struct ScanFilter {
   std::vector<std::vector<NameMatch>> names;  // all must hold; each is one match or an IN list (any holds)
   std::vector<std::string> schemas;           // reports to merge ("main" when empty), in name order
   bool impossible = false;     // the constraints exclude every row
+  // A constraint value the scan cannot apply exactly (left to SQLite's own check): then no LIMIT is applied.
+  bool inexact = false;
+  std::optional<int64_t> limit;  // at most this many rows (a LIMIT SQLite handed to the scan)
 
   bool wants(Kind k) const { return !impossible && (kinds & kind_bit(k)) != 0; }
 };

@@ -40,7 +40,11 @@ std::vector<TimelineScan::Report> TimelineScan::align_reports(
 
 TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
                            const ProjectionProvider& projection)
-    : db_(db), reports_(std::move(reports)), layout_(catalogs_of(reports_), contexts_of(reports_)) {
+    : db_(db),
+      reports_(std::move(reports)),
+      layout_(catalogs_of(reports_), contexts_of(reports_)),
+      names_(filter.names),
+      limit_(filter.limit) {
   for (const Report& r : reports_) {
     for (auto& s : open_sources(db_, *r.catalog, filter, r.context)) sources_.push_back(std::move(s));
     if (filter.wants(Kind::nvtx_kernel) && projection)
@@ -57,25 +61,50 @@ void TimelineScan::next() {
   pick();
 }
 
+bool TimelineScan::matches(const NameMatch& m, std::string_view name) {
+  if (m.op == NameMatch::Op::eq) return name == m.pattern;
+  Statement& s = m.op == NameMatch::Op::like ? like_ : glob_;
+  if (!s) s = Statement(db_, m.op == NameMatch::Op::like ? "SELECT ?1 LIKE ?2" : "SELECT ?1 GLOB ?2");
+  s.reset();
+  s.bind(1, name);
+  s.bind(2, m.pattern);
+  return s.step() && s.int64(0) != 0;
+}
+
+bool TimelineScan::names_match(std::string_view name) {
+  for (const auto& any : names_) {
+    bool one = false;
+    for (const NameMatch& m : any)
+      if ((one = matches(m, name))) break;
+    if (!one) return false;
+  }
+  return true;
+}
+
 // Chooses the earliest head among the sources (longest first at equal start, then source order) and places it.
 void TimelineScan::pick() {
-  current_ = nullptr;
-  for (size_t i = 0; i < sources_.size(); ++i) {
-    if (!live_[i]) continue;
-    const SourceEvent& e = sources_[i]->event();
-    if (current_ == nullptr) {
-      current_ = sources_[i].get();
-      current_index_ = i;
-      continue;
-    }
-    const SourceEvent& best = current_->event();
-    if (e.ts < best.ts || (e.ts == best.ts && e.dur > best.dur)) {
-      current_ = sources_[i].get();
-      current_index_ = i;
-    }
-  }
   args_ready_ = false;
-  if (current_ == nullptr) return;
+  for (;;) {
+    current_ = nullptr;
+    if (limit_ && row_number_ >= *limit_) return;
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      if (!live_[i]) continue;
+      const SourceEvent& e = sources_[i]->event();
+      if (current_ == nullptr) {
+        current_ = sources_[i].get();
+        current_index_ = i;
+        continue;
+      }
+      const SourceEvent& best = current_->event();
+      if (e.ts < best.ts || (e.ts == best.ts && e.dur > best.dur)) {
+        current_ = sources_[i].get();
+        current_index_ = i;
+      }
+    }
+    if (current_ == nullptr) return;
+    if (names_.empty() || names_match(current_->event().name)) break;
+    live_[current_index_] = current_->next();  // not a row of this query: never placed, never counted
+  }
   ++row_number_;
   const SourceEvent& e = current_->event();
   TrackLayout::Placed where = layout_.place(e);

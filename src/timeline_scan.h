@@ -36,6 +36,8 @@ class TimelineScan {
   const TraceRow& row() const { return row_; }
   std::string_view args();  // the current row's args JSON, built on first request
   int64_t row_number() const { return row_number_; }  // 1 for the first row
+  // The current row is the last one its LIMIT allows: the scan is finished once SQLite has read it.
+  bool at_limit() const { return limit_ && row_number_ == *limit_; }
   const ProfileCatalog& catalog() const { return *reports_[0].catalog; }
   std::shared_ptr<const ProfileCatalog> shared_catalog() const { return reports_[0].catalog; }
   const std::vector<Report>& reports() const { return reports_; }
@@ -47,6 +49,11 @@ class TimelineScan {
  private:
   uint64_t sum_over(Kind kind, uint64_t (EventSource::*count)() const) const;  // over the sources of a kind
   void pick();
+  // The pushed-down name constraints, applied exactly to the name each row is given: the readers' SQL only narrows
+  // what they read (a superset), so the rows handed out are exactly those the query selects, and a LIMIT counts
+  // true rows. LIKE and GLOB are evaluated by SQLite itself, so they mean what they mean on this connection.
+  bool names_match(std::string_view name);
+  bool matches(const NameMatch& m, std::string_view name);
 
   sqlite3* db_;
   std::vector<Report> reports_;
@@ -59,6 +66,9 @@ class TimelineScan {
   std::string args_;
   bool args_ready_ = false;
   int64_t row_number_ = 0;
+  std::vector<std::vector<NameMatch>> names_;
+  std::optional<int64_t> limit_;
+  Statement like_, glob_;  // "SELECT ?1 LIKE ?2", prepared on first use
 };
 
 }  // namespace nsystrace

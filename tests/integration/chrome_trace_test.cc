@@ -1,6 +1,9 @@
 // chrome_trace(*) and the explicit form on a tiny hand-made export whose every value is checked by hand.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "tests/support/test_db.h"
 #include "tests/support/trace_check.h"
 
@@ -230,5 +233,125 @@ TEST_F(ChromeTrace, TheTextResultLivesAsLongAsTheStatementThatMadeIt) {
   db.exec("create temp table kept as select chrome_trace(*) as j from trace_events");
   EXPECT_EQ(db.text("select j from kept"), all);
   EXPECT_EQ(db.integer("select t = t and t || '' = t from (select chrome_trace(*) as t from trace_events)"), 1);
+}
+}  // namespace
+
+namespace {
+// Every query shape gets the right trace or a clear error saying what to write instead; never a plausible trace of
+// other rows. "Right" is checked against the rows the same shape selects when asked for them directly.
+class QueryShapes : public ::testing::Test {
+ protected:
+  void SetUp() override { db.exec_file(testdb::source_dir() + "/examples/example_profile.sql"); }
+  // (name, ts in us) of the trace's events other than metadata and flows, in the order written.
+  std::vector<std::pair<std::string, std::string>> events(const std::string& sql) {
+    auto t = testtrace::check_trace(db.text(sql));
+    for (const auto& p : t.problems) ADD_FAILURE() << p;
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& e : t.root.get("traceEvents")->items) {
+      const std::string& ph = e.str("ph");
+      if (ph == "X" || ph == "i" || ph == "C") out.emplace_back(e.str("name"), e.str("ts"));
+    }
+    return out;
+  }
+  // The same, from rows selected directly (ts converted to the trace's microseconds).
+  std::vector<std::pair<std::string, std::string>> rows(const std::string& select_name_ts) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (auto& r : db.rows(select_name_ts)) {
+      std::string us;
+      nsystrace_test_ns_to_us(std::stoll(r[1]), us);
+      out.emplace_back(r[0], us);
+    }
+    return out;
+  }
+  static void nsystrace_test_ns_to_us(int64_t ns, std::string& out) {
+    out = std::to_string(ns / 1000);
+    int64_t frac = ns % 1000;
+    if (frac != 0) {
+      std::string f = std::to_string(1000 + frac).substr(1);
+      while (f.back() == '0') f.pop_back();
+      out += "." + f;
+    }
+  }
+  void expect_error(const std::string& sql, const std::string& fragment) {
+    std::string err = db.error_of(sql);
+    EXPECT_NE(err.find(fragment), std::string::npos) << sql << " -> " << (err.empty() ? "no error" : err);
+  }
+  testdb::Db db;
+};
+
+TEST_F(QueryShapes, ALimitGivesTheFirstEvents) {
+  auto first = rows("select name, ts from trace_events limit 100");
+  ASSERT_EQ(first.size(), 100u);
+  EXPECT_EQ(events("select chrome_trace(*) from (select * from trace_events limit 100)"), first);
+  EXPECT_EQ(events("select chrome_trace(*) from (select * from trace_events where kind = 'kernel' limit 7)"),
+            rows("select name, ts from trace_events where kind = 'kernel' limit 7"));
+  EXPECT_EQ(events("select chrome_trace(*) from (select * from trace_events limit 10 offset 5)"),
+            rows("select name, ts from trace_events limit 10 offset 5"));
+  // A filter SQLite applies itself (dur is not pushed down) with a LIMIT: still the rows the query selects.
+  EXPECT_EQ(events("select chrome_trace(*) from (select * from trace_events where dur > 100000 limit 9)"),
+            rows("select name, ts from trace_events where dur > 100000 limit 9"));
+  EXPECT_EQ(events("select chrome_trace(*) from (select * from trace_events where name like 'step%' limit 3)"),
+            rows("select name, ts from trace_events where name like 'step%' limit 3"));
+  // CTEs and views are flattened into the scan.
+  EXPECT_EQ(events("with k as (select * from trace_events where kind = 'kernel') select chrome_trace(*) from k"),
+            rows("select name, ts from trace_events where kind = 'kernel'"));
+}
+
+TEST_F(QueryShapes, ASubqueryOverTraceEventsInWhere) {
+  std::string step5 = std::to_string(db.integer("select ts from trace_events where name = 'step 5' limit 1"));
+  auto expected = rows("select name, ts from trace_events where kind = 'kernel' and ts > " + step5);
+  ASSERT_FALSE(expected.empty());
+  // Scalar subquery (SQLite evaluates it once, first): the events are the outer scan's.
+  EXPECT_EQ(events("select chrome_trace(*) from trace_events where kind = 'kernel' and "
+                   "ts > (select ts from trace_events where name = 'step 5')"),
+            expected);
+  // Correlated subquery (evaluated for every row): the events are still the outer scan's.
+  EXPECT_EQ(events("select chrome_trace(*) from trace_events where kind = 'kernel' and ts > (select t.ts from "
+                   "trace_events t where t.kind = trace_events.kind and t.name = 'no such name') is null"),
+            rows("select name, ts from trace_events where kind = 'kernel'"));
+  // Correlated, and finding its row every time (its implicit LIMIT 1 applied by its scan).
+  EXPECT_EQ(events("select chrome_trace(*) from trace_events where kind = 'kernel' and ts >= (select t.ts from "
+                   "trace_events t where t.kind = 'kernel' and t.name = trace_events.name)"),
+            rows("select name, ts from trace_events where kind = 'kernel'"));
+}
+
+TEST_F(QueryShapes, ShapesWhereARowIsNotAnEventAreRefused) {
+  // DISTINCT and GROUP BY: one row stands for a group (this used to give one event per (kind, name)).
+  expect_error("select chrome_trace(*) from (select distinct kind, name from trace_events)", "DISTINCT or GROUP BY");
+  expect_error("select chrome_trace(*) from (select kind, name from trace_events group by 1, 2)", "GROUP BY");
+  // Window functions and ORDER BY materialize the rows first.
+  expect_error("select chrome_trace(*) from (select *, row_number() over () from trace_events)", "window function");
+  expect_error("select chrome_trace(*) from (select * from trace_events order by dur desc)", "sorted, grouped");
+  // A compound SELECT runs one scan after the other.
+  expect_error("select chrome_trace(*) from (select * from trace_events where kind = 'kernel' union all "
+               "select * from trace_events where kind = 'nvtx')",
+               "compound SELECT");
+  // Joins multiply or mix rows.
+  expect_error("select chrome_trace(*) from trace_events a join trace_events b on a.kind = b.kind and "
+               "a.kind = 'memset'",
+               "trace_events scans at once");
+  // Every refusal says what to write instead.
+  expect_error("select chrome_trace(*) from (select distinct kind, name from trace_events)",
+               "chrome_trace(kind, name, ts, dur, pid, tid");
+}
+
+TEST_F(QueryShapes, ALimitedFileHoldsTheFirstEventsAndAStoppedStatementNone) {
+  testdb::TempDir dir("nsystrace_shapes");
+  std::string path = dir.file("first.json");
+  EXPECT_GT(db.integer("select chrome_trace_file('" + path + "') from (select * from trace_events limit 50)"), 0);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto t = testtrace::check_trace(text);
+  EXPECT_EQ(t.root.get("otherData")->get("event_counts")->members.size() > 0, true);
+  int64_t total = 0;
+  for (const auto& [kind, n] : t.root.get("otherData")->get("event_counts")->members) total += std::stoll(n.text);
+  EXPECT_EQ(total, 50);
+  // A statement stopped part-way (here: an error raised by a later row) writes no file.
+  std::string broken = dir.file("broken.json");
+  std::string err = db.error_of("select chrome_trace_file('" + broken + "') from trace_events "
+                                "where case when ts > 2050000000 then json('not json') else 1 end");
+  EXPECT_FALSE(err.empty());
+  std::ifstream gone(broken);
+  EXPECT_FALSE(gone.good()) << "a failed statement must leave no file";
 }
 }  // namespace
