@@ -18,6 +18,21 @@ const char* const kKindNames[kKindCount] = {"nvtx",        "cuda_api", "kernel",
                                             "nvtx_kernel", "osrt",     "sched",  "cuda_event", "diagnostic", "graph",
                                             "cudnn",       "cublas",   "mpi",    "cuda_graph", "gpu_metric"};
 
+bool valid_utf8(std::string_view s) {
+  auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  auto* end = p + s.size();
+  while (p < end) {
+    if (*p < 0x80) {
+      ++p;
+      continue;
+    }
+    size_t n = utf8_sequence_length(p, end);
+    if (n == 0) return false;
+    p += n;
+  }
+  return true;
+}
+
 // Labels used when an export has no ENUM_* tables (before 2022.4); same text as the tables.
 const char* builtin_memcpy_kind(int64_t id) {
   static const char* const labels[] = {"Unknown",         "Host-to-Device",   "Device-to-Host",
@@ -137,13 +152,9 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   // Values are bound, never pasted into the SQL.
   Binds binds;
   for (const auto& alternatives : filter.names) {
-    std::string any;
-    for (const NameMatch& m : alternatives) {
-      std::string cond = name_condition(m, binds);
-      if (cond != "0") any += (any.empty() ? "" : " OR ") + cond;
-    }
-    if (any.empty()) return;  // no row of this table can have that name: do not even open it
-    where += " AND (" + any + ")";
+    std::string any = any_name_condition(alternatives, binds);
+    if (any == "0") return;  // no row of this table can have that name: do not even open it
+    if (any != "1") where += " AND (" + any + ")";
   }
   // ts bounds are on the (aligned) timeline; the table holds this report's own clock.
   if (filter.ts_min) {
@@ -232,7 +243,63 @@ static bool may_start_with(const NameMatch& m, std::string_view prefix) {
   return true;
 }
 
+std::string EventSource::any_name_condition(const std::vector<NameMatch>& any, Binds& binds) const {
+  // A long IN list of names is bound as one JSON array, never as one OR term per value (SQLite caps an
+  // expression's depth): readers that name rows through a column take it whole (names_in_condition).
+  bool plain_list = any.size() > 8 && std::all_of(any.begin(), any.end(), [](const NameMatch& m) {
+    return m.op == NameMatch::Op::eq;
+  });
+  if (plain_list) {
+    std::vector<std::string_view> names;
+    for (const NameMatch& m : any) {
+      // JSON carries only valid UTF-8: such a list is not narrowed here (TimelineScan matches names exactly).
+      if (!valid_utf8(m.pattern)) return "1";
+      names.push_back(m.pattern);
+    }
+    if (std::optional<std::string> cond = names_in_condition(names, binds)) return *cond;
+  }
+  // Otherwise one condition per alternative, each distinct one once (fixed names give a few at most).
+  std::vector<std::string> conds;
+  for (const NameMatch& m : any) {
+    Binds mine;
+    std::string cond = name_condition(m, mine);
+    if (cond == "1") return "1";
+    if (cond == "0") continue;
+    if (mine.empty() && std::find(conds.begin(), conds.end(), cond) != conds.end()) continue;
+    conds.push_back(cond);
+    binds.insert(binds.end(), mine.begin(), mine.end());
+  }
+  if (conds.empty()) return "0";
+  std::string out;
+  for (const auto& c : conds) out += (out.empty() ? "" : " OR ") + c;
+  return out;
+}
+
+std::string EventSource::json_list(const std::vector<std::string_view>& values) {
+  std::string out = "[";
+  for (std::string_view v : values) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, v);
+  }
+  return out + "]";
+}
+
+std::string EventSource::string_column_in(const char* column, const std::vector<std::string_view>& names,
+                                          Binds& binds) const {
+  std::string col = column_sql(column);
+  std::string cond = "(" + col + " IN (SELECT id FROM " +
+                     (catalog_.schema().has("StringIds") ? catalog_.schema().qualified("StringIds") : std::string("(SELECT NULL AS id, NULL AS value WHERE 0)")) +
+                     " WHERE value IN (SELECT value FROM json_each(?)))";
+  binds.emplace_back(json_list(names));
+  bool missing = std::any_of(names.begin(), names.end(),
+                             [](std::string_view n) { return n.rfind(kMissingStringPrefix, 0) == 0; });
+  if (missing && catalog_.schema().has("StringIds"))
+    cond += " OR " + col + " NOT IN (SELECT id FROM " + catalog_.schema().qualified("StringIds") + ")";
+  return cond + " OR " + col + " IS NULL)";
+}
+
 bool EventSource::name_could_be(const NameMatch& m, std::string_view candidate) const {
+  if (m.op == NameMatch::Op::eq) return candidate == m.pattern;
   Statement s(db_, std::string("SELECT ?1 ") + m.sql_operator() + " ?2");
   s.bind(1, candidate);
   s.bind(2, m.pattern);
@@ -363,6 +430,10 @@ class KernelSource final : public GpuSource {
   Kind kind() const override { return Kind::kernel; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
     return string_column_condition("shortName", m, binds);  // NULL shortName: named by demangledName, kept
+  }
+  std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                Binds& binds) const override {
+    return string_column_in("shortName", names, binds);
   }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
@@ -606,6 +677,13 @@ class CallSource final : public EventSource {
     if (!name_could_be(m, unnamed_)) cond = "(" + cond + " AND " + column_sql("nameId") + " IS NOT NULL)";
     return cond;
   }
+  std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                Binds& binds) const override {
+    std::string cond = string_column_in("nameId", names, binds);
+    if (std::find(names.begin(), names.end(), std::string_view(unnamed_)) == names.end())
+      cond = "(" + cond + " AND " + column_sql("nameId") + " IS NOT NULL)";
+    return cond;
+  }
   bool read_row() override {
     read_interval(false);
     read_optional(global_tid_, event_.has_global_id, event_.global_id);
@@ -673,6 +751,16 @@ class NvtxSource final : public EventSource {
     std::string cond = "(" + text + " " + m.sql_operator() + " ? OR (" + text + " IS NULL AND " +
                        string_column_condition("textId", m, binds);
     if (!name_could_be(m, kUnnamedNvtxRange)) cond += " AND " + text_id + " IS NOT NULL";
+    return cond + "))";
+  }
+  std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                Binds& binds) const override {
+    std::string text = column_sql("text"), text_id = column_sql("textId");
+    binds.emplace_back(json_list(names));
+    std::string cond = "(" + text + " IN (SELECT value FROM json_each(?)) OR (" + text + " IS NULL AND " +
+                       string_column_in("textId", names, binds);
+    if (std::find(names.begin(), names.end(), std::string_view(kUnnamedNvtxRange)) == names.end())
+      cond += " AND " + text_id + " IS NOT NULL";
     return cond + "))";
   }
   bool read_row() override {
@@ -768,6 +856,10 @@ class MpiSource final : public EventSource {
   Kind kind() const override { return Kind::mpi; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
     return string_column_condition("textId", m, binds);
+  }
+  std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                Binds& binds) const override {
+    return string_column_in("textId", names, binds);
   }
   bool read_row() override {
     read_interval(true);  // an MPI call may have no end (still running when collection stopped)

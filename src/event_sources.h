@@ -61,6 +61,17 @@ class EventSource {
   // A condition over this table's columns that every row whose name satisfies `m` meets (a superset is fine:
   // SQLite re-checks the name). "1" when it cannot narrow, "0" when no row of this table can match.
   virtual std::string name_condition(const NameMatch& m, Binds& binds) const { return "1"; }
+  // The same for "the name is one of these" (a long IN list), as one condition with the list bound as a JSON array;
+  // nothing when the reader names rows by fixed names (then each name is tried with name_condition).
+  virtual std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                        Binds& binds) const {
+    return std::nullopt;
+  }
+  // Some alternative of `any` holds: "1" (cannot narrow), "0" (no row can), or SQL with its values in binds.
+  std::string any_name_condition(const std::vector<NameMatch>& any, Binds& binds) const;
+  static std::string json_list(const std::vector<std::string_view>& values);
+  // `column` (a StringIds reference) names one of `names` (or a "[missing string N]" among them, or NULL).
+  std::string string_column_in(const char* column, const std::vector<std::string_view>& names, Binds& binds) const;
   // Whether the fixed name `candidate` satisfies m (evaluated by SQLite, so LIKE/GLOB mean what they mean there).
   bool name_could_be(const NameMatch& m, std::string_view candidate) const;
   // "(SELECT id FROM StringIds WHERE value <op> ?)", the ids of registered strings satisfying m.

@@ -94,6 +94,17 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
   if (names.size() >= 3)
     compare("name in (" + quoted(names[0]) + ", " + quoted(names[names.size() / 2]) + ", " + quoted(names.back()) + ")");
 
+  // A long IN list (bound as one JSON array by the readers): every distinct name, and a thousand that match nothing.
+  {
+    std::string list;
+    for (const std::string& n : column(db, "select distinct name from temp.unfiltered where length(name) < 200 "
+                                           "order by 1 limit 300"))
+      list += quoted(n) + ",";
+    for (int i = 0; i < 1000; ++i) list += "'no such name " + std::to_string(i) + "',";
+    list.pop_back();
+    compare("name in (" + list + ")");
+    compare("name in (" + list.substr(list.find("'no such name")) + ")");
+  }
   for (const std::string& t : distinct("ts")) {
     compare("ts = " + t);
     compare("ts >= " + t);
