@@ -44,7 +44,7 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
   return connect_vtab(db, aux, kSchema, out);
 }
 
-int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
+int best_index(sqlite3_index_info* info) {
   std::string idx;
   int argc = 0;
   bool all_used = true, has_offset = false;
@@ -113,11 +113,30 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     if (!idx.empty()) idx += ' ';
     idx += "limit";
   }
-  // One cost whatever the constraints: SQLite must never answer an OR with one scan per term (MULTI-INDEX OR).
-  // Each scan lays out its own lanes, and chrome_trace(*) must see a single scan; pushdown then happens inside
-  // the one scan anyway.
-  info->estimatedCost = 1e6;
-  info->estimatedRows = 1000000;
+  // Costs: a fixed part (every scan prepares a statement per event table and merges them) and a part in proportion
+  // to the rows the constraints leave, so SQLite prefers plans that push constraints (in joins too). The fixed part
+  // is over half of the largest cost, so two scans always cost more than one: SQLite never answers an OR with one
+  // scan per term (MULTI-INDEX OR), which would lay out lanes twice and give chrome_trace(*) two scans.
+  double fraction = 1.0;
+  for (int i = 0; i < info->nConstraint; ++i) {
+    if (info->aConstraintUsage[i].argvIndex == 0) continue;
+    const auto& c = info->aConstraint[i];
+    if (c.op == SQLITE_INDEX_CONSTRAINT_LIMIT) continue;
+    if (c.iColumn == kColKind) fraction *= c.op == SQLITE_INDEX_CONSTRAINT_NE ? 0.9 : 0.2;
+    else if (c.iColumn == kColName) fraction *= c.op == SQLITE_INDEX_CONSTRAINT_EQ ? 0.01 : 0.1;
+    else if (c.iColumn == kColTs) fraction *= c.op == SQLITE_INDEX_CONSTRAINT_EQ ? 1e-6 : 0.3;
+    else if (c.iColumn == kColPid) fraction *= 0.1;
+  }
+  constexpr double kRows = 1e6, kFixedCost = 1e6;
+  double rows = kRows * fraction;
+  if (limit >= 0 && info->aConstraintUsage[limit].argvIndex > 0) {
+    sqlite3_value* n = nullptr;  // a literal LIMIT is known now; a bound one is not
+    if (sqlite3_vtab_rhs_value(info, limit, &n) == SQLITE_OK && sqlite3_value_numeric_type(n) == SQLITE_INTEGER &&
+        sqlite3_value_int64(n) >= 0)
+      rows = std::min(rows, static_cast<double>(sqlite3_value_int64(n)));
+  }
+  info->estimatedRows = static_cast<sqlite3_int64>(std::max(1.0, rows));
+  info->estimatedCost = kFixedCost + 0.99 * rows;
   info->idxNum = argc;
   // Rows that feed a DISTINCT or a GROUP BY stand for their group: chrome_trace(*) must not read them as events.
   if (info->nOrderBy > 0 && sqlite3_vtab_distinct(info) >= 1) info->idxNum |= kFeedsGroups;
@@ -128,11 +147,20 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   return SQLITE_OK;
 }
 
+int x_best_index(sqlite3_vtab* vtab, sqlite3_index_info* info) {
+  return guarded(vtab, [&] { return best_index(info); });
+}
+
 int x_open(sqlite3_vtab* base, sqlite3_vtab_cursor** out) {
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base);
   auto* cursor = new (std::nothrow) TraceEventsCursor();
   if (cursor == nullptr) return SQLITE_NOMEM;
-  vtab->state->add_cursor(cursor);
+  try {
+    vtab->state->add_cursor(cursor);
+  } catch (const std::bad_alloc&) {
+    delete cursor;
+    return SQLITE_NOMEM;
+  }
   *out = &cursor->base;
   return SQLITE_OK;
 }

@@ -222,3 +222,22 @@ TEST_F(Pushdown, AThousandNamesInOneList) {
   EXPECT_GT(pushed, 160);
 }
 }  // namespace
+
+namespace {
+// Costs follow the constraints, so a join pushes its constraint into trace_events (one narrow scan per outer row
+// instead of a full scan), yet two scans always cost more than one, so an OR is never split into several scans.
+TEST_F(Pushdown, JoinsPushConstraintsAndOrsStayOneScan) {
+  EXPECT_NE(plan("select count(*) from (select 'step 5' as n union all select 'forward') v "
+                 "join trace_events e on e.name = v.n")
+                .find("SCAN e VIRTUAL TABLE INDEX 1:name="),
+            std::string::npos);
+  EXPECT_EQ(db.integer("select count(*) from (select 'step 5' as n union all select 'forward') v "
+                       "join trace_events e on e.name = v.n"),
+            db.integer("select count(*) from trace_events where +name in ('step 5', 'forward')"));
+  for (const char* where : {"kind = 'kernel' or name = 'step 5'", "ts between 5 and 10 or pid = 4101",
+                            "kind = 'memset' or (kind = 'kernel' and ts < 2100000000)"}) {
+    std::string p = plan(std::string("select * from trace_events where ") + where);
+    EXPECT_EQ(p.find("MULTI-INDEX OR"), std::string::npos) << where << "\n" << p;
+  }
+}
+}  // namespace
