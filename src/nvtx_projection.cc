@@ -37,6 +37,8 @@ class ThreadRanges {
     out.clear();
     if (limit > 0) collect(1, 0, size_, limit, end, out);
   }
+  // The last position p < limit whose range ends at or after `end` (the innermost enclosing range), or -1.
+  long last_ending_after(size_t limit, int64_t end) const { return last(1, 0, size_, limit, end); }
   // Number of ranges starting at or before t.
   size_t started_by(int64_t t) const {
     return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), t) - starts_.begin());
@@ -52,6 +54,13 @@ class ThreadRanges {
     size_t mid = (lo + hi) / 2;
     collect(2 * node, lo, mid, limit, end, out);
     collect(2 * node + 1, mid, hi, limit, end, out);
+  }
+  long last(size_t node, size_t lo, size_t hi, size_t limit, int64_t end) const {
+    if (lo >= limit || max_end_[node] < end) return -1;
+    if (hi - lo == 1) return static_cast<long>(lo);
+    size_t mid = (lo + hi) / 2;
+    long right = last(2 * node + 1, mid, hi, limit, end);
+    return right >= 0 ? right : last(2 * node, lo, mid, limit, end);
   }
   std::vector<int64_t> starts_;
   std::vector<int64_t> max_end_;
@@ -116,14 +125,26 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   for (size_t i = 0; i < all.size(); ++i) threads[all[i].global_tid].order.push_back(static_cast<uint32_t>(i));
   for (auto& [tid, t] : threads) t.build(all);
 
-  // 2. Nesting: the parent is the innermost range enclosing this one on its thread (earlier in sort order).
+  // 2. Nesting: the ranges enclosing one are those before it in sort order that end at or after its end. Its depth
+  // is their number (a Fenwick tree over the ends seen so far), its parent the innermost, the last of them (a
+  // descent of the max-end tree): O(log n) each, however deep the nesting (leaked ranges nest without bound).
   std::vector<size_t> hits;
   for (auto& [tid, t] : threads) {
+    std::vector<int64_t> ends;
+    ends.reserve(t.order.size());
+    for (uint32_t i : t.order) ends.push_back(all[i].end);
+    std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+    std::vector<int32_t> fenwick(ends.size() + 1, 0);  // count of seen ends by rank
+    auto rank = [&](int64_t e) { return static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), e) - ends.begin()); };
     for (size_t pos = 0; pos < t.order.size(); ++pos) {
       ProjectedRange& r = all[t.order[pos]];
-      t.ending_after(pos, r.end, hits);
-      r.depth = static_cast<int>(hits.size());
-      if (!hits.empty()) r.parent_rowid = all[t.order[hits.back()]].nvtx_rowid;
+      size_t below = 0;  // seen ranges ending before r
+      for (size_t i = rank(r.end); i > 0; i -= i & (~i + 1)) below += static_cast<size_t>(fenwick[i]);
+      r.depth = static_cast<int>(pos - below);
+      long parent = t.last_ending_after(pos, r.end);
+      if (parent >= 0) r.parent_rowid = all[t.order[static_cast<size_t>(parent)]].nvtx_rowid;
+      for (size_t i = rank(r.end) + 1; i <= ends.size(); i += i & (~i + 1)) ++fenwick[i];
     }
   }
 

@@ -4,21 +4,6 @@
 
 namespace nsystrace {
 
-size_t TrackLayout::fit_lane(std::vector<Lane>& lanes, int64_t start, int64_t end, bool instant) {
-  if (instant) return 0;  // instants never overlap anything
-  for (size_t i = 0; i < lanes.size(); ++i) {
-    auto& open = lanes[i].open_ends;
-    while (!open.empty() && open.back() <= start) open.pop_back();  // slices that ended by now
-    if (open.empty() || open.back() >= end) {                      // nests inside the innermost open slice
-      open.push_back(end);
-      return i;
-    }
-  }
-  lanes.emplace_back();
-  lanes.back().open_ends.push_back(end);
-  return lanes.size() - 1;
-}
-
 namespace {
 // Placements drawn under the event's own OS process (the others are under a GPU or a GPU metrics source).
 bool in_os_process(Placement p) {
@@ -129,10 +114,10 @@ TrackLayout::Placed TrackLayout::place(const SourceEvent& ev) {
   Track& track = track_for(ev);
   int64_t end;
   if (__builtin_add_overflow(ev.ts, ev.dur, &end)) end = INT64_MAX;
-  size_t before = track.lanes.size();
-  size_t lane = fit_lane(track.lanes, ev.ts, end, ev.instant);
+  size_t lane = track.fitter.fit(ev.ts, end, ev.instant);
   Process& proc = *track.process;
-  if (track.lanes.size() > before) {  // a new lane was opened
+  if (lane == track.lanes.size()) {  // a new lane was opened
+    track.lanes.emplace_back();
     Lane& l = track.lanes[lane];
     l.tid = lane_tid(track, proc, lane);
     l.name = fmt::format("{} [lane {}]", track.lanes[0].name, lane);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/event.h"
+#include "src/lane_fitter.h"
 #include "src/profile_catalog.h"
 
 namespace nsystrace {
@@ -33,13 +34,10 @@ class TrackLayout {
   };
   Placed place(const SourceEvent& ev);
 
-  // Lane assignment alone, for tests: the lane (0-based) a slice [start, start + dur] takes on `lanes`.
   struct Lane {
     int32_t tid = 0;
     std::string name;
-    std::vector<int64_t> open_ends;  // ends of the slices still open on this lane, innermost last
   };
-  static size_t fit_lane(std::vector<Lane>& lanes, int64_t start, int64_t end, bool instant);
 
  private:
   struct Process;
@@ -48,6 +46,7 @@ class TrackLayout {
     int32_t base_tid = 0;
     Process* process = nullptr;
     std::vector<Lane> lanes;
+    LaneFitter fitter;
   };
   struct Process {
     std::string name;

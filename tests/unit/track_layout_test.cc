@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <random>
+
+#include "src/lane_fitter.h"
 #include "src/track_layout.h"
 
 using namespace nsystrace;
@@ -7,9 +10,9 @@ using namespace nsystrace;
 namespace {
 // Lanes chosen for slices given as (start, end), in order.
 std::vector<size_t> lanes_for(const std::vector<std::pair<int64_t, int64_t>>& slices) {
-  std::vector<TrackLayout::Lane> lanes;
+  LaneFitter lanes;
   std::vector<size_t> out;
-  for (auto [s, e] : slices) out.push_back(TrackLayout::fit_lane(lanes, s, e, false));
+  for (auto [s, e] : slices) out.push_back(lanes.fit(s, e, false));
   return out;
 }
 }  // namespace
@@ -41,9 +44,45 @@ TEST(FitLane, ManyOverlapsOpenManyLanesAndReuseThem) {
 }
 
 TEST(FitLane, InstantsStayOnTheFirstLane) {
-  std::vector<TrackLayout::Lane> lanes;
-  TrackLayout::fit_lane(lanes, 0, 100, false);
-  TrackLayout::fit_lane(lanes, 50, 150, false);
-  EXPECT_EQ(TrackLayout::fit_lane(lanes, 60, 60, true), 0u);
-  EXPECT_EQ(lanes.size(), 2u);
+  LaneFitter lanes;
+  lanes.fit(0, 100, false);
+  lanes.fit(50, 150, false);
+  EXPECT_EQ(lanes.fit(60, 60, true), 0u);
+  EXPECT_EQ(lanes.lanes(), 2u);
+}
+
+namespace {
+// The rule, stated plainly: try every lane in order (what the fitter computes in O(log lanes)).
+size_t first_fit(std::vector<std::vector<int64_t>>& lanes, int64_t start, int64_t end) {
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    auto& open = lanes[i];
+    while (!open.empty() && open.back() <= start) open.pop_back();
+    if (open.empty() || open.back() >= end) {
+      open.push_back(end);
+      return i;
+    }
+  }
+  lanes.push_back({end});
+  return lanes.size() - 1;
+}
+}  // namespace
+
+TEST(FitLane, SameLanesAsTryingEveryLaneOnRandomSlices) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    int n = 1 + static_cast<int>(rng() % 400);
+    int64_t span = 1 + static_cast<int64_t>(rng() % 1000), max_dur = 1 + static_cast<int64_t>(rng() % 500);
+    std::vector<std::pair<int64_t, int64_t>> slices;
+    for (int i = 0; i < n; ++i) {
+      int64_t s = static_cast<int64_t>(rng() % span), d = static_cast<int64_t>(rng() % max_dur);
+      slices.push_back({s, s + d});
+    }
+    std::sort(slices.begin(), slices.end(), [](auto a, auto b) {
+      return a.first != b.first ? a.first < b.first : a.second > b.second;  // (start, longest first)
+    });
+    LaneFitter fitter;
+    std::vector<std::vector<int64_t>> reference;
+    for (auto [s, e] : slices) ASSERT_EQ(fitter.fit(s, e, false), first_fit(reference, s, e)) << "round " << round;
+    EXPECT_EQ(fitter.lanes(), reference.size());
+  }
 }
