@@ -328,7 +328,7 @@ std::string EventSource::string_column_condition(const char* column, const NameM
   return cond + " OR " + col + " IS NULL)";
 }
 
-void EventSource::optional_int(JsonObject& o, std::string_view key, int col) const {
+void EventSource::optional_int(ArgsSink& o, std::string_view key, int col) const {
   if (auto v = stmt_.optional_int64(col)) o.integer(key, *v);
 }
 
@@ -393,12 +393,12 @@ class GpuSource : public EventSource {
     read_optional(c.correlation, event_.has_correlation, event_.correlation_id);
     return true;
   }
-  void common_args(JsonObject& o, const GpuColumns& c) const {
+  void common_args(ArgsSink& o, const GpuColumns& c) const {
     optional_int(o, "correlation_id", c.correlation);
     optional_int(o, "context_id", c.context);
   }
   // A CUPTI memory kind column: its label (ENUM table, else CUPTI's), or the number when neither knows it.
-  void memory_kind(JsonObject& o, std::string_view key, int col) const {
+  void memory_kind(ArgsSink& o, std::string_view key, int col) const {
     std::optional<int64_t> k = stmt_.optional_int64(col);
     if (!k) return;
     std::string_view label = label_or(catalog_.memory_kind_label(*k), builtin_memory_kind(*k));
@@ -441,8 +441,7 @@ class KernelSource final : public GpuSource {
     event_.name = name ? *name : string_or_placeholder(demangled_, name_scratch_).value_or(std::string_view());
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     std::string scratch;
     if (auto demangled = string_or_placeholder(demangled_, scratch)) o.string("demangled_name", *demangled);
     if (auto x = stmt_.optional_int64(grid_[0])) o.triple("grid", *x, stmt_.int64(grid_[1]), stmt_.int64(grid_[2]));
@@ -455,7 +454,6 @@ class KernelSource final : public GpuSource {
     common_args(o, gpu_);
     optional_int(o, "graph_id", graph_id_);
     if (int64_t node = stmt_.int64(graph_node_); node != 0) o.integer("graph_node_id", node);  // 0: not in a graph
-    o.close();
   }
 
  private:
@@ -497,8 +495,7 @@ class MemcpySource final : public GpuSource {
     event_.name = memcpy_short_name(stmt_.int64(copy_kind_));
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     optional_int(o, "bytes", bytes_);
     if (auto k = stmt_.optional_int64(copy_kind_)) {
       std::string_view label = label_or(catalog_.memcpy_kind_label(*k), builtin_memcpy_kind(*k));
@@ -509,7 +506,6 @@ class MemcpySource final : public GpuSource {
     optional_int(o, "src_device_id", src_device_);
     optional_int(o, "dst_device_id", dst_device_);
     common_args(o, gpu_);
-    o.close();
   }
 
  private:
@@ -538,13 +534,11 @@ class MemsetSource final : public GpuSource {
     event_.name = "Memset";
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     optional_int(o, "bytes", bytes_);
     optional_int(o, "value", value_);
     memory_kind(o, "mem_kind", mem_kind_);
     common_args(o, gpu_);
-    o.close();
   }
 
  private:
@@ -577,12 +571,10 @@ class GraphSource final : public GpuSource {
     event_.name = name_scratch_;
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     optional_int(o, "graph_id", graph_id_);
     optional_int(o, "graph_exec_id", graph_exec_id_);
     common_args(o, gpu_);
-    o.close();
   }
 
  private:
@@ -629,13 +621,11 @@ class SyncSource final : public GpuSource {
     event_.name = label;
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     if (!stmt_.is_null(sync_type_)) o.string("sync_type", event_.name);
     // 0xFFFFFFFF marks "no event" / "no stream" in CUPTI records.
     if (auto event = stmt_.optional_int64(event_id_); event && *event != 0xFFFFFFFF) o.integer("event_id", *event);
     common_args(o, gpu_);
-    o.close();
   }
 
  private:
@@ -691,8 +681,7 @@ class CallSource final : public EventSource {
     event_.name = string_or_placeholder(name_id_, name_scratch_).value_or(unnamed_);
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     optional_int(o, "correlation_id", correlation_);
     optional_int(o, "return_value", return_value_);
     if (auto event_class = stmt_.optional_int64(event_class_)) {
@@ -707,7 +696,6 @@ class CallSource final : public EventSource {
     optional_int(o, "graph_exec_id", graph_exec_id_);
     if (auto callchain = stmt_.optional_int64(callchain_); callchain && (kind_ == Kind::cuda_api || *callchain != 0))
       o.integer("callchain_id", *callchain);
-    o.close();
   }
 
  private:
@@ -781,8 +769,7 @@ class NvtxSource final : public EventSource {
     event_.name = catalog_.nvtx_range_name(stmt_.optional_text(text_), stmt_.optional_int64(text_id_), name_scratch_);
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     int64_t domain = stmt_.int64(domain_);
     if (domain != 0) {
       if (const std::string* name = catalog_.nvtx_domain(domain)) o.string("domain", *name);
@@ -800,7 +787,7 @@ class NvtxSource final : public EventSource {
       if (stmt_.is_null(payload_[i])) continue;
       if (i < 4) {
         if (i == 1 && stmt_.int64(payload_[i]) < 0)  // uint64 stored in SQLite's signed integer
-          o.raw("payload", fmt::format("{}", static_cast<uint64_t>(stmt_.int64(payload_[i]))));
+          o.unsigned_integer("payload", static_cast<uint64_t>(stmt_.int64(payload_[i])));
         else
           o.integer("payload", stmt_.int64(payload_[i]));
       } else {
@@ -817,7 +804,6 @@ class NvtxSource final : public EventSource {
     auto ended_on = stmt_.optional_int64(end_global_tid_), started_on = stmt_.optional_int64(global_tid_);
     if (ended_on && started_on && *ended_on != *started_on) o.integer("end_tid", os_tid_of(*ended_on));
     if (!event_.instant && end_was_null_) o.boolean("unclosed", true);
-    o.close();
   }
 
  private:
@@ -868,14 +854,12 @@ class MpiSource final : public EventSource {
     event_.name = string_or_placeholder(text_id_, name_scratch_).value_or("[unnamed MPI call]");
     return true;
   }
-  void write_args(std::string& out) const override {
+  void write_args(ArgsSink& o) const override {
     static const char* const keys[] = {"remote_rank", "root_rank", "tag", "size", "recv_size", "comm_handle",
                                        "request_handle"};
-    JsonObject o(out);
     for (int i = 0; i < 7; ++i)
       optional_int(o, keys[i], params_[i]);
     if (end_was_null()) o.boolean("no_end", true);
-    o.close();
   }
 
  private:
@@ -923,11 +907,9 @@ class GpuMetricSource final : public EventSource {
     }
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     if (stmt_.type(value_) == SQLITE_INTEGER) o.integer("value", stmt_.int64(value_));
     else if (!stmt_.is_null(value_)) o.real("value", stmt_.real(value_));
-    o.close();
   }
 
  private:
@@ -965,11 +947,9 @@ class SchedSource final : public EventSource {
     event_.name = name_scratch_;
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     optional_int(o, "cpu", 3);
     if (end_was_null()) o.boolean("until_profile_end", true);
-    o.close();
   }
 
  private:
@@ -1000,11 +980,9 @@ class CudaEventSource final : public GpuSource {
     event_.name = name_scratch_;
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     optional_int(o, "event_id", event_id_);
     common_args(o, gpu_);
-    o.close();
   }
 
  private:
@@ -1039,11 +1017,9 @@ class DiagnosticSource final : public EventSource {
     event_.name = stmt_.optional_text(text_).value_or("[diagnostic]");
     return true;
   }
-  void write_args(std::string& out) const override {
-    JsonObject o(out);
+  void write_args(ArgsSink& o) const override {
     optional_int(o, "severity", severity_);
     optional_int(o, "source", source_);
-    o.close();
   }
 
  private:
@@ -1063,7 +1039,7 @@ class UnplaceableRows final : public EventSource {
   Kind kind() const override { return kind_; }
   bool next() override { return false; }
   bool read_row() override { return false; }
-  void write_args(std::string& out) const override { out = "{}"; }
+  void write_args(ArgsSink&) const override {}
 
  private:
   Kind kind_;

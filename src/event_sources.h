@@ -7,13 +7,13 @@
 #include <variant>
 #include <vector>
 
+#include "src/args.h"
 #include "src/event.h"
 #include "src/profile_catalog.h"
 #include "src/statement.h"
 
 namespace nsystrace {
 
-class JsonObject;
 
 // A constraint on trace_events.name: name = 'x', name LIKE 'x%', name GLOB 'x*'.
 struct NameMatch {
@@ -44,8 +44,8 @@ class EventSource {
   const SourceEvent& event() const { return event_; }
   virtual Kind kind() const = 0;
   void set_tag(int tag) { event_.tag = static_cast<uint8_t>(tag); }
-  // The args JSON object of the current event.
-  virtual void write_args(std::string& out) const = 0;
+  // The current event's args, in the order shown.
+  virtual void write_args(ArgsSink& args) const = 0;
   uint64_t skipped() const { return skipped_; }  // rows without a start time (cannot be placed)
   // The current event's end was missing (where one is required) or before its start: it is drawn with dur 0 and
   // its args carry "invalid_end" (the stored value, or null).
@@ -103,7 +103,7 @@ class EventSource {
   // The StringIds value a column refers to ("[missing string N]" for a dangling id), or nothing for NULL.
   std::optional<std::string_view> string_or_placeholder(int col, std::string& scratch) const;
   // Adds "key": <column value> to o unless the column is NULL.
-  void optional_int(JsonObject& o, std::string_view key, int col) const;
+  void optional_int(ArgsSink& o, std::string_view key, int col) const;
   // An integer column that may be NULL, into one of the event's (has, value) pairs.
   void read_optional(int col, bool& has, int64_t& value) const {
     std::optional<int64_t> v = stmt_.optional_int64(col);

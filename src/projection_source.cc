@@ -57,10 +57,9 @@ class ProjectionSource final : public EventSource {
     return true;
   }
   bool read_row() override { return false; }
-  void write_args(std::string& out) const override {
+  void write_args(ArgsSink& o) const override {
     const ProjectedRange& r = projection_->ranges()[current_.range];
     const DeviceExtent& d = projection_->devices(r)[current_.device];
-    JsonObject o(out);
     if (r.domain_id != 0) {
       if (const std::string* name = catalog_.nvtx_domain(r.domain_id)) o.string("domain", *name);
       o.integer("domain_id", r.domain_id);
@@ -73,7 +72,6 @@ class ProjectionSource final : public EventSource {
     o.integer("depth", r.depth).integer("nvtx_rowid", r.nvtx_rowid);
     if (r.device_count > 1) o.integer("gpu_start_all_devices", r.gpu_start).integer("gpu_end_all_devices", r.gpu_end);
     if (r.unclosed) o.boolean("unclosed", true);
-    o.close();
   }
 
  private:

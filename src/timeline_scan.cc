@@ -134,17 +134,22 @@ void TimelineScan::pick() {
 std::string_view TimelineScan::args() {
   if (current_ == nullptr) return {};
   if (!args_ready_) {
-    current_->write_args(args_);
-    if (current_->end_invalid() && !args_.empty() && args_.back() == '}') {  // say what the profile held
-      args_.pop_back();
-      args_ += args_.size() > 1 ? ",\"invalid_end\":" : "\"invalid_end\":";
-      if (current_->end_was_null()) args_ += "null";
-      else append_int(args_, current_->stored_end());
-      args_.push_back('}');
-    }
+    args_.clear();
+    JsonArgs json(args_);
+    write_args(json);
+    json.close();
     args_ready_ = true;
   }
   return args_;
+}
+
+void TimelineScan::write_args(ArgsSink& args) const {
+  if (current_ == nullptr) return;
+  current_->write_args(args);
+  if (current_->end_invalid()) {  // say what the profile held
+    if (current_->end_was_null()) args.null("invalid_end");
+    else args.integer("invalid_end", current_->stored_end());
+  }
 }
 
 uint64_t TimelineScan::sum_over(Kind kind, uint64_t (EventSource::*count)() const) const {

@@ -34,7 +34,8 @@ class TimelineScan {
   bool eof() const { return current_ == nullptr; }
   void next();
   const TraceRow& row() const { return row_; }
-  std::string_view args();  // the current row's args JSON, built on first request
+  std::string_view args();  // the current row's args as JSON object text, built on first request
+  void write_args(ArgsSink& args) const;  // the same, typed, into any sink
   int64_t row_number() const { return row_number_; }  // 1 for the first row
   // The current row is the last one its LIMIT allows: the scan is finished once SQLite has read it.
   bool at_limit() const { return limit_ && row_number_ == *limit_; }
