@@ -189,8 +189,9 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
   agg.last_row = scan.row_number();
 
   const TraceRow& r = scan.row();
+  ChromeTrackIds::Ids ids = agg.writer->track_ids().of(*r.track, r.lane);
   std::string_view process_name = r.process_name ? std::string_view(*r.process_name) : std::string_view();
-  std::string_view thread_name = r.thread_name ? std::string_view(*r.thread_name) : std::string_view();
+  std::string_view thread_name = *ids.name;
   ChromeEvent ev;
   ev.kind = kind_name(r.kind);
   ev.name = r.name;
@@ -198,9 +199,9 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
   ev.has_dur = r.has_dur;
   ev.dur = r.dur;
   ev.pid = r.pid;
-  ev.tid = r.tid;
+  ev.tid = ids.tid;
   ev.process_name = r.process_name ? &process_name : nullptr;
-  ev.thread_name = r.thread_name ? &thread_name : nullptr;
+  ev.thread_name = &thread_name;
   ev.args = scan.args();
   ev.has_correlation = r.has_correlation;
   ev.correlation_id = r.correlation_id;

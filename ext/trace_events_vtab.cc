@@ -27,13 +27,13 @@ constexpr int kFeedsGroups = 1 << 30;
 
 enum Column {
   kColKind, kColName, kColTs, kColDur, kColPid, kColTid, kColProcessName, kColThreadName, kColDeviceId,
-  kColStreamId, kColCorrelationId, kColGlobalTid, kColArgs, kColSchema, kColCname
+  kColStreamId, kColCorrelationId, kColGlobalTid, kColArgs, kColLane, kColSchema, kColCname
 };
 
 constexpr const char* kSchema =
     "CREATE TABLE x(kind TEXT, name TEXT, ts INTEGER, dur INTEGER, pid INTEGER, tid INTEGER, process_name TEXT,"
     " thread_name TEXT, device_id INTEGER, stream_id INTEGER, correlation_id INTEGER, global_tid INTEGER,"
-    " args TEXT, schema TEXT HIDDEN, cname TEXT HIDDEN)";
+    " args TEXT, lane INTEGER, schema TEXT HIDDEN, cname TEXT HIDDEN)";
 
 // Tables whose presence marks a database as an Nsight Systems export.
 constexpr const char* kExportMarkers[] = {
@@ -374,9 +374,10 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kColTs: sqlite3_result_int64(ctx, r.ts); break;
       case kColDur: if (r.has_dur) sqlite3_result_int64(ctx, r.dur); break;
       case kColPid: sqlite3_result_int64(ctx, r.pid); break;
-      case kColTid: sqlite3_result_int64(ctx, r.tid); break;
+      case kColTid: if (r.has_tid) sqlite3_result_int64(ctx, r.tid); break;
       case kColProcessName: if (r.process_name) result_text(ctx, *r.process_name); break;
-      case kColThreadName: if (r.thread_name) result_text(ctx, *r.thread_name); break;
+      case kColThreadName: result_text(ctx, r.track->name); break;
+      case kColLane: sqlite3_result_int64(ctx, r.lane); break;
       case kColDeviceId: if (r.on_gpu) sqlite3_result_int64(ctx, r.device_id); break;
       case kColStreamId: if (r.has_stream) sqlite3_result_int64(ctx, r.stream_id); break;
       case kColCorrelationId: if (r.has_correlation) sqlite3_result_int64(ctx, r.correlation_id); break;

@@ -1,5 +1,7 @@
 #include "src/chrome_trace_writer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -13,6 +15,30 @@ bool launches_gpu_work(std::string_view kind) {
 // Tracks sort by their base id, extra lanes ((lane << 24) | base) right after their base.
 std::pair<int64_t, int64_t> thread_order(int64_t tid) { return {tid & 0xFFFFFF, tid >> 24}; }
 }  // namespace
+
+ChromeTrackIds::Ids ChromeTrackIds::of(const Track& track, uint32_t lane) {
+  PerTrack* state = last_state_;
+  if (&track != last_) {
+    auto [it, fresh] = tracks_.try_emplace(&track);
+    state = &it->second;
+    if (fresh) state->base = track.has_own_id ? track.own_id : processes_[track.pid].next_free_base--;
+    last_ = &track;
+    last_state_ = state;
+  }
+  if (lane >= state->lanes.size()) state->lanes.resize(lane + 1, {-1, std::string()});
+  auto& [tid, name] = state->lanes[lane];
+  if (tid < 0) {
+    if (lane == 0) {
+      tid = state->base;
+      name = track.name;
+    } else {
+      tid = lane < 127 ? static_cast<int32_t>((static_cast<int64_t>(lane) << 24) | state->base)
+                       : static_cast<int32_t>((int64_t{127} << 24) | (processes_[track.pid].next_overflow++ & 0xFFFFFF));
+      name = fmt::format("{} [lane {}]", track.name, lane);
+    }
+  }
+  return Ids{tid, &name};
+}
 
 ChromeTraceWriter::ChromeTraceWriter(OutputBuffer& out) : out_(out) { out_.append("{\"traceEvents\":[\n"); }
 

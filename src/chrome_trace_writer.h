@@ -10,13 +10,42 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "src/api_call_index.h"
+#include "src/event.h"
 #include "src/json_writer.h"
 
 namespace nsystrace {
+
+// Chrome has no tracks, only (pid, tid) pairs with names: here a scan's tracks and lanes become tids. A track's own
+// id (OS tid, stream id) when it has one, else an id counted down from 2^24 - 1 in its process; lane k >= 1 of a track
+// is tid (k << 24) | base, named "<track> [lane k]", and lanes past 126 get ids of their own. Ids stay below 2^31 and
+// sort (by thread_order) right after their track.
+class ChromeTrackIds {
+ public:
+  struct Ids {
+    int32_t tid;
+    const std::string* name;
+  };
+  Ids of(const Track& track, uint32_t lane);
+
+ private:
+  struct PerTrack {
+    int32_t base = 0;
+    std::vector<std::pair<int32_t, std::string>> lanes;  // by lane; tid -1 until seen
+  };
+  struct Process {
+    int32_t next_free_base = 0xFFFFFF;
+    int32_t next_overflow = 0;
+  };
+  std::unordered_map<const Track*, PerTrack> tracks_;
+  std::unordered_map<int32_t, Process> processes_;
+  const Track* last_ = nullptr;
+  PerTrack* last_state_ = nullptr;
+};
 
 struct ChromeEvent {
   std::string_view kind;  // becomes "cat"
@@ -43,6 +72,7 @@ class ChromeTraceWriter {
   // other_data: a JSON object (export metadata etc.). Writes metadata events and closes the document.
   void finish(std::string_view other_data);
   uint64_t events() const { return events_; }
+  ChromeTrackIds& track_ids() { return track_ids_; }
   uint64_t flows() const { return flows_; }
   // Events recorded before time 0 (Perfetto drops negative timestamps): drawn at 0, their recorded ts and dur in
   // args (recorded_ts_ns, recorded_dur_ns).
@@ -67,6 +97,7 @@ class ChromeTraceWriter {
   // (process of the call, correlation id) -> where the API call was drawn. Kept for the whole aggregation: the
   // state the trace must keep, 24 bytes per CUDA API call.
   ApiCallIndex api_calls_;
+  ChromeTrackIds track_ids_;
 };
 
 }  // namespace nsystrace

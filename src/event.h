@@ -74,6 +74,23 @@ struct SourceEvent {
   const char* cname = nullptr;  // Chrome color name (NVTX ranges with a color)
 };
 
+// A track of the timeline, as the track layout makes it: a thread, a CUDA stream, or a track beside them (NVTX
+// start/end ranges, NCCL ranges, CPU scheduling, CUDA sync, the NVTX GPU projection, diagnostics, GPU metrics). Slices
+// on it that would partially overlap go to extra lanes of it (TraceRow::lane); how a track and its lanes are
+// encoded is each writer's business (Chrome: tids; Perfetto: track descriptors).
+struct Track {
+  int64_t id = 0;             // unique within a scan, in order of first use
+  int32_t pid = 0;            // the process it is drawn under: an OS pid, kGpuPidBase + device, ... (see gpu_pid)
+  Placement placement = Placement::cpu_thread;
+  const std::string* process_name = nullptr;
+  std::string name;           // "python3", "Stream 7", "python3 (NVTX start/end)", "CUDA sync", ...
+  // An id of this track unique among its process's tracks, when it has a natural one: the OS tid of a thread's own
+  // track, the stream id of a stream (unless another process uses the same id on this GPU). Writers use it where
+  // they can (Chrome tids) and make up one otherwise.
+  bool has_own_id = false;
+  int32_t own_id = 0;
+};
+
 // One row of trace_events.
 struct TraceRow {
   // (report << 56) | (rowid in its source table << 5) | the table's tag: unique and the same in every query.
@@ -83,9 +100,12 @@ struct TraceRow {
   int64_t ts = 0;
   bool has_dur = false;
   int64_t dur = 0;
-  int32_t pid = 0, tid = 0;
+  int32_t pid = 0;             // its track's process
+  bool has_tid = false;
+  int64_t tid = 0;              // the OS thread (CPU rows, NVTX projection) or CUDA stream (GPU rows) it belongs to
+  const Track* track = nullptr;
+  uint32_t lane = 0;            // 0, or the extra lane of its track it needed to nest
   const std::string* process_name = nullptr;
-  const std::string* thread_name = nullptr;
   bool on_gpu = false, has_stream = false;
   int64_t device_id = 0, stream_id = 0;
   bool has_correlation = false;

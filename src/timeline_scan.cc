@@ -117,10 +117,17 @@ void TimelineScan::pick() {
   row_.ts = e.ts;
   row_.has_dur = !e.instant;
   row_.dur = e.dur;
-  row_.pid = where.pid;
-  row_.tid = where.tid;
-  row_.process_name = where.process_name;
-  row_.thread_name = where.thread_name;
+  row_.track = where.track;
+  row_.lane = where.lane;
+  row_.pid = where.track->pid;
+  row_.process_name = where.track->process_name;
+  switch (e.placement) {  // the real thread or stream of the row
+    case Placement::gpu_stream:
+    case Placement::gpu_sync: row_.has_tid = true, row_.tid = e.stream_id; break;
+    case Placement::process:
+    case Placement::gpu_metrics: row_.has_tid = false, row_.tid = 0; break;
+    default: row_.has_tid = true, row_.tid = os_tid_of(e.global_id); break;  // CPU threads, NVTX projection
+  }
   row_.has_stream = e.placement == Placement::gpu_stream || e.placement == Placement::gpu_sync;
   row_.on_gpu = row_.has_stream || e.placement == Placement::gpu_nvtx;
   row_.device_id = e.device_id;

@@ -57,7 +57,8 @@ TEST_F(ChromeTrace, RowsCarryTheContractColumns) {
       {"nvtx", "here", "950", "NULL", "10", "10", "train.py", "main", "NULL", "NULL", "NULL"},
       {"cuda_api", "cudaLaunchKernel_v7000", "1000", "500", "10", "10", "train.py", "main", "NULL", "NULL", "1"},
       // 'step' projected on GPU 0: the kernel and the memcpy its calls launched, [1200, 4800].
-      {"nvtx_kernel", "step", "1200", "3600", "16777216", "16777215", "GPU 0 (NVIDIA H100 80GB HBM3)",
+      // (tid: the thread that opened the range)
+      {"nvtx_kernel", "step", "1200", "3600", "16777216", "10", "GPU 0 (NVIDIA H100 80GB HBM3)",
        "NVTX (GPU projection): main (tid 10)", "0", "NULL", "NULL"},
       {"kernel", "gemm", "1200", "3000", "16777216", "7", "GPU 0 (NVIDIA H100 80GB HBM3)", "Stream 7", "0", "7", "1"},
       {"cuda_api", "cudaMemcpyAsync_v3020", "2000", "600", "10", "10", "train.py", "main", "NULL", "NULL", "2"},

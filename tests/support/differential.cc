@@ -7,10 +7,10 @@ namespace testdiff {
 
 namespace {
 
-// Columns that do not depend on which other rows a scan reads (tid and thread_name carry the extra lane, which
-// is laid out over the rows of the scan).
+// Columns that do not depend on which other rows a scan reads (lane is laid out over the rows of the scan, and a
+// track's name says which process claimed a stream id first).
 const char* const kStableColumns =
-    "rowid, kind, name, ts, dur, pid, process_name, device_id, stream_id, correlation_id, global_tid, args, cname";
+    "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, args, cname";
 
 std::string quoted(const std::string& v) {
   std::string out = "'";
