@@ -203,11 +203,8 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
   ev.process_name = r.process_name ? &process_name : nullptr;
   ev.thread_name = &thread_name;
   ev.args = scan.args();
-  ev.has_correlation = r.has_correlation;
-  ev.correlation_id = r.correlation_id;
-  ev.has_global_tid = r.has_global_tid;
-  ev.global_tid = r.global_tid;
-  ev.report = r.report;
+  ev.kind_id = r.kind;
+  ev.flow = FlowEnds{r.has_correlation, r.correlation_id, r.has_global_tid, r.global_tid, r.report};
   if (r.cname) ev.cname = r.cname;
   agg.writer->add(ev);
 }
@@ -232,6 +229,7 @@ void step_explicit(sqlite3_context* ctx, Aggregate& agg, int argc, sqlite3_value
   ChromeEvent ev;
   std::string kind(text_of(argv[0]));
   ev.kind = kind;
+  ev.kind_id = kind_from_name(kind);  // a kind of trace_events: drawn and linked as such
   ev.name = text_of(argv[1]);
   ev.ts = integer_arg(argv[2], "ts", &null);
   if (null) throw Error("nsystrace: chrome_trace(): ts must not be NULL");
@@ -264,12 +262,12 @@ void step_explicit(sqlite3_context* ctx, Aggregate& agg, int argc, sqlite3_value
     }
   }
   if (argc > 9) {
-    ev.correlation_id = integer_arg(argv[9], "correlation_id", &null);
-    ev.has_correlation = !null;
+    ev.flow.correlation_id = integer_arg(argv[9], "correlation_id", &null);
+    ev.flow.has_correlation = !null;
   }
   if (argc > 10) {
-    ev.global_tid = integer_arg(argv[10], "global_tid", &null);
-    ev.has_global_tid = !null;
+    ev.flow.global_tid = integer_arg(argv[10], "global_tid", &null);
+    ev.flow.has_global_tid = !null;
   }
   if (argc > 11 && sqlite3_value_type(argv[11]) != SQLITE_NULL) {  // a color rule's result
     std::string_view cname = text_of(argv[11]);

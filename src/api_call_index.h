@@ -1,5 +1,5 @@
 // Where each CUDA API call was drawn, by (process, correlation id): the start of a flow arrow to the GPU work
-// the call launched.
+// the call launched (see FlowLinker).
 //
 // CUPTI numbers a process's calls in the order they are made, and the rows come in time order, so each
 // process's calls arrive sorted by correlation id. They are appended to that process's array (24 bytes a call,
@@ -17,7 +17,7 @@
 namespace nsystrace {
 
 struct ApiCall {
-  int32_t pid, tid;
+  uint64_t endpoint;  // where the call was drawn, as its writer identifies it (see FlowLinker)
   int64_t ts;
 };
 

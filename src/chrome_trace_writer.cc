@@ -8,10 +8,6 @@
 namespace nsystrace {
 
 namespace {
-bool launches_gpu_work(std::string_view kind) {
-  return kind == "kernel" || kind == "memcpy" || kind == "memset" || kind == "graph";
-}
-
 // Tracks sort by their base id, extra lanes ((lane << 24) | base) right after their base.
 std::pair<int64_t, int64_t> thread_order(int64_t tid) { return {tid & 0xFFFFFF, tid >> 24}; }
 }  // namespace
@@ -73,7 +69,7 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   out_.append(",\"cat\":");
   append_json_string(out_, ev.kind);
   // gpu_metric rows are counter samples; other rows without a duration are instants.
-  bool counter = ev.kind == "gpu_metric";
+  bool counter = ev.kind_id == Kind::gpu_metric;
   if (counter) out_.append(",\"ph\":\"C\",\"ts\":");
   else out_.append(ev.has_dur ? ",\"ph\":\"X\",\"ts\":" : ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
   append_ns_as_us(out_, ts);
@@ -108,18 +104,10 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   out_.push_back('}');
   note_track(ev);
 
-  if (!ev.has_correlation || !ev.has_global_tid) return;
-  // (report, vm, pid) scopes correlation ids: the process part of a global id has at most 40 bits.
-  int64_t process = (static_cast<int64_t>(ev.report) << 42) | (ev.global_tid >> 24);
-  if (ev.kind == "cuda_api") {
-    if (process >= 0)
-      api_calls_.insert(process, ev.correlation_id,
-                        ApiCall{static_cast<int32_t>(ev.pid), static_cast<int32_t>(ev.tid), ev.ts});
-  } else if (launches_gpu_work(ev.kind)) {
-    const ApiCall* call = api_calls_.find(process, ev.correlation_id);
-    if (call == nullptr || call->ts > ev.ts) return;
-    uint64_t id = ++flows_;
-    flow_event('s', id, call->pid, call->tid, call->ts);
+  uint64_t endpoint = (static_cast<uint64_t>(ev.pid) << 32) | static_cast<uint32_t>(ev.tid);
+  if (const ApiCall* call = flows_.link(ev.kind_id, ev.flow, ev.ts, endpoint)) {
+    uint64_t id = ++flow_ids_;
+    flow_event('s', id, static_cast<int64_t>(call->endpoint >> 32), static_cast<int32_t>(call->endpoint), call->ts);
     flow_event('f', id, ev.pid, ev.tid, ev.ts);
   }
 }

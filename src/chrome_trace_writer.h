@@ -8,13 +8,14 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "src/api_call_index.h"
+#include "src/flow_linker.h"
 #include "src/event.h"
 #include "src/json_writer.h"
 
@@ -48,7 +49,8 @@ class ChromeTrackIds {
 };
 
 struct ChromeEvent {
-  std::string_view kind;  // becomes "cat"
+  std::optional<Kind> kind_id;  // what the writer dispatches on (explicit-form rows of other kinds have none)
+  std::string_view kind;        // becomes "cat"
   std::string_view name;
   int64_t ts = 0;
   bool has_dur = true;
@@ -57,11 +59,7 @@ struct ChromeEvent {
   const std::string_view* process_name = nullptr;  // optional
   const std::string_view* thread_name = nullptr;   // optional
   std::string_view args;                           // a JSON object, or empty
-  bool has_correlation = false;
-  int64_t correlation_id = 0;
-  bool has_global_tid = false;
-  int64_t global_tid = 0;  // globalTid (CPU) / globalPid (GPU): gives the process of a correlation id
-  int report = 0;          // several reports: correlation ids of different reports never match
+  FlowEnds flow;           // what links an API call to the GPU work it launched
   std::string_view cname;  // Chrome reserved color name, or empty
 };
 
@@ -73,7 +71,7 @@ class ChromeTraceWriter {
   void finish(std::string_view other_data);
   uint64_t events() const { return events_; }
   ChromeTrackIds& track_ids() { return track_ids_; }
-  uint64_t flows() const { return flows_; }
+  uint64_t flows() const { return flows_.flows(); }
   // Events recorded before time 0 (Perfetto drops negative timestamps): drawn at 0, their recorded ts and dur in
   // args (recorded_ts_ns, recorded_dur_ns).
   uint64_t clamped_to_zero() const { return clamped_; }
@@ -86,7 +84,7 @@ class ChromeTraceWriter {
 
   OutputBuffer& out_;
   bool first_ = true;
-  uint64_t events_ = 0, flows_ = 0, clamped_ = 0;
+  uint64_t events_ = 0, flow_ids_ = 0, clamped_ = 0;
   std::map<std::string, uint64_t, std::less<>> kind_counts_;
   std::string_view last_kind_;           // a cache in front of kind_counts_: rows come in runs of a kind
   uint64_t* last_kind_count_ = nullptr;
@@ -94,9 +92,7 @@ class ChromeTraceWriter {
   int64_t last_pid_ = -1;
   std::map<std::pair<int64_t, int64_t>, std::string> threads_;
   std::pair<int64_t, int64_t> last_thread_{-1, -1};
-  // (process of the call, correlation id) -> where the API call was drawn. Kept for the whole aggregation: the
-  // state the trace must keep, 24 bytes per CUDA API call.
-  ApiCallIndex api_calls_;
+  FlowLinker flows_;  // endpoints: (pid << 32) | tid
   ChromeTrackIds track_ids_;
 };
 

@@ -13,7 +13,7 @@ namespace {
 using Reference = std::map<std::pair<int64_t, int64_t>, ApiCall>;
 
 void insert_both(ApiCallIndex& index, Reference& ref, int64_t process, int64_t correlation, int64_t ts) {
-  ApiCall call{static_cast<int32_t>(process), static_cast<int32_t>(correlation % 7), ts};
+  ApiCall call{static_cast<uint64_t>(process * 7 + correlation % 7), ts};
   index.insert(process, correlation, call);
   ref.emplace(std::make_pair(process, correlation), call);  // first call wins in both
 }
@@ -26,8 +26,7 @@ void expect_same(const ApiCallIndex& index, const Reference& ref, int64_t proces
       ASSERT_EQ(got != nullptr, want != ref.end()) << "process " << p << " correlation " << c;
       if (got != nullptr) {
         EXPECT_EQ(got->ts, want->second.ts) << "process " << p << " correlation " << c;
-        EXPECT_EQ(got->pid, want->second.pid);
-        EXPECT_EQ(got->tid, want->second.tid);
+        EXPECT_EQ(got->endpoint, want->second.endpoint);
       }
     }
 }
@@ -47,10 +46,10 @@ TEST(ApiCallIndex, SortedCallsWithGapsAndSeveralProcesses) {
 
 TEST(ApiCallIndex, FirstCallWinsForARepeatedCorrelationId) {
   ApiCallIndex index;
-  index.insert(1, 10, ApiCall{1, 1, 100});
-  index.insert(1, 11, ApiCall{1, 1, 110});
-  index.insert(1, 10, ApiCall{1, 2, 999});  // out of order and a repeat
-  index.insert(1, 11, ApiCall{1, 2, 999});  // a repeat of the last
+  index.insert(1, 10, ApiCall{11, 100});
+  index.insert(1, 11, ApiCall{11, 110});
+  index.insert(1, 10, ApiCall{12, 999});  // out of order and a repeat
+  index.insert(1, 11, ApiCall{12, 999});  // a repeat of the last
   ASSERT_NE(index.find(1, 10), nullptr);
   EXPECT_EQ(index.find(1, 10)->ts, 100);
   EXPECT_EQ(index.find(1, 11)->ts, 110);
@@ -82,9 +81,9 @@ TEST(ApiCallIndex, CallsInNoOrderAtAllStillMatch) {
 
 TEST(ApiCallIndex, ExtremeCorrelationIds) {
   ApiCallIndex index;
-  index.insert(0, INT64_MAX, ApiCall{1, 2, 3});
-  index.insert(0, INT64_MIN, ApiCall{4, 5, 6});
-  index.insert(0, 0, ApiCall{7, 8, 9});
+  index.insert(0, INT64_MAX, ApiCall{12, 3});
+  index.insert(0, INT64_MIN, ApiCall{45, 6});
+  index.insert(0, 0, ApiCall{78, 9});
   EXPECT_EQ(index.find(0, INT64_MAX)->ts, 3);
   EXPECT_EQ(index.find(0, INT64_MIN)->ts, 6);
   EXPECT_EQ(index.find(0, 0)->ts, 9);
