@@ -21,6 +21,7 @@
 #include "ext/vtab_support.h"
 #include "src/chrome_colors.h"
 #include "src/chrome_trace_writer.h"
+#include "src/row_writer.h"
 #include "src/statement.h"
 #include "src/trace_file.h"
 
@@ -64,22 +65,29 @@ StatementTexts* statement_texts(sqlite3_context* ctx) {
   return static_cast<StatementTexts*>(sqlite3_get_auxdata(ctx, kStatementTextsSlot));
 }
 
+const char* file_function(TraceFormat f) {
+  return f == TraceFormat::perfetto_protobuf ? "perfetto_trace_file()" : "chrome_trace_file()";
+}
+
 struct Aggregate {
-  // The text form: the trace is one SQLite value, capped by SQLITE_LIMIT_LENGTH.
-  explicit Aggregate(sqlite3* db) {
+  // The value form: the trace is one SQLite value (text or BLOB), capped by SQLITE_LIMIT_LENGTH.
+  Aggregate(sqlite3* db, TraceFormat f) : format(f) {
     int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
     out.set_limit(static_cast<size_t>(limit) + 1,  // + the NUL handed over with the text
                   fmt::format("nsystrace: the trace is larger than SQLite's largest value (SQLITE_LIMIT_LENGTH = {} "
                               "bytes). Write it to a file instead, as it goes: "
-                              "SELECT chrome_trace_file('trace.json.gz') FROM trace_events",
-                              limit));
-    writer = std::make_unique<ChromeTraceWriter>(out);
+                              "SELECT {}('trace{}') FROM trace_events",
+                              limit, f == TraceFormat::perfetto_protobuf ? "perfetto_trace_file" : "chrome_trace_file",
+                              f == TraceFormat::perfetto_protobuf ? ".pftrace" : ".json.gz"));
+    writer = make_row_writer(f, out);
   }
   // The file form: the buffer drains to the file in 1 MB chunks.
-  Aggregate(const std::string& path, std::vector<std::string> database_files, bool show_progress)
-      : file(std::make_unique<TraceFile>(path, std::move(database_files))), progress(show_progress) {
+  Aggregate(TraceFormat f, const std::string& path, std::vector<std::string> database_files, bool show_progress)
+      : format(f),
+        file(std::make_unique<TraceFile>(path, std::move(database_files), file_function(f))),
+        progress(show_progress) {
     out.set_drain([this](const char* p, size_t n) { file->write(p, n); report_progress(false); }, 1 << 20);
-    writer = std::make_unique<ChromeTraceWriter>(out);
+    writer = make_row_writer(f, out);
     started = last_report = std::chrono::steady_clock::now();
   }
   void report_progress(bool last) {
@@ -88,15 +96,17 @@ struct Aggregate {
     if (!last && now - last_report < std::chrono::seconds(2)) return;
     last_report = now;
     double seconds = std::chrono::duration<double>(now - started).count();
-    std::fprintf(stderr, "nsystrace: %s%llu events, %.0f MB of JSON, %.1f s\n", last ? "done: " : "",
-                 static_cast<unsigned long long>(writer->events()), out.total_written() / 1048576.0, seconds);
+    std::fprintf(stderr, "nsystrace: %s%llu events, %.0f MB of %s, %.1f s\n", last ? "done: " : "",
+                 static_cast<unsigned long long>(writer->events()), out.total_written() / 1048576.0,
+                 format == TraceFormat::perfetto_protobuf ? "protobuf" : "JSON", seconds);
   }
+  TraceFormat format;
   OutputBuffer out;
   bool failed = false;  // a row was refused: the result can only be an error
   std::unique_ptr<TraceFile> file;
   bool progress = false;
   std::chrono::steady_clock::time_point started, last_report;
-  std::unique_ptr<ChromeTraceWriter> writer;
+  std::unique_ptr<RowWriter> writer;
   // The (*) form's scan.
   bool star = false, explicit_form = false;
   uint64_t cursor_id = 0, generation = 0;
@@ -188,25 +198,7 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
   agg.generation = cursor->generation;
   agg.last_row = scan.row_number();
 
-  const TraceRow& r = scan.row();
-  ChromeTrackIds::Ids ids = agg.writer->track_ids().of(*r.track, r.lane);
-  std::string_view process_name = r.process_name ? std::string_view(*r.process_name) : std::string_view();
-  std::string_view thread_name = *ids.name;
-  ChromeEvent ev;
-  ev.kind = kind_name(r.kind);
-  ev.name = r.name;
-  ev.ts = r.ts;
-  ev.has_dur = r.has_dur;
-  ev.dur = r.dur;
-  ev.pid = r.pid;
-  ev.tid = ids.tid;
-  ev.process_name = r.process_name ? &process_name : nullptr;
-  ev.thread_name = &thread_name;
-  ev.args = scan.args();
-  ev.kind_id = r.kind;
-  ev.flow = FlowEnds{r.has_correlation, r.correlation_id, r.has_global_tid, r.global_tid, r.report};
-  if (r.cname) ev.cname = r.cname;
-  agg.writer->add(ev);
+  agg.writer->add(scan.row(), scan);
 }
 
 int64_t integer_arg(sqlite3_value* v, const char* what, bool* is_null) {
@@ -224,6 +216,7 @@ int64_t integer_arg(sqlite3_value* v, const char* what, bool* is_null) {
 
 void step_explicit(sqlite3_context* ctx, Aggregate& agg, int argc, sqlite3_value** argv) {
   if (agg.star) throw Error("nsystrace: chrome_trace() cannot mix the (*) and the explicit forms");
+  if (agg.writer->chrome() == nullptr) throw Error("nsystrace: the explicit form is chrome_trace()'s only");
   agg.explicit_form = true;
   bool null = false;
   ChromeEvent ev;
@@ -277,7 +270,7 @@ void step_explicit(sqlite3_context* ctx, Aggregate& agg, int argc, sqlite3_value
                               cname));
     ev.cname = cname;
   }
-  agg.writer->add(ev);
+  agg.writer->chrome()->add(ev);
 }
 
 // One row into the aggregate made by `make`: a refused row marks the aggregate failed (so it can only end in an
@@ -306,22 +299,30 @@ void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     return;
   }
   guarded_step(
-      ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx)); },
+      ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::chrome_json); },
       [&](Aggregate& agg) {
         if (argc == 0) step_star(ctx, agg);
         else step_explicit(ctx, agg, argc, argv);
       });
 }
 
+void x_step_perfetto(sqlite3_context* ctx, int argc, sqlite3_value**) {
+  guarded_step(
+      ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::perfetto_protobuf); },
+      [&](Aggregate& agg) { step_star(ctx, agg); });
+}
+
+template <TraceFormat format>
 void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guarded_step(
       ctx,
       [&] {
         if (sqlite3_value_type(argv[0]) != SQLITE_TEXT)
-          throw Error("nsystrace: chrome_trace_file(path [, progress]): path must be a file name");
+          throw Error(fmt::format("nsystrace: {}: path must be a file name (the arguments are: path [, progress])",
+                                  file_function(format)));
         bool progress = argc > 1 && sqlite3_value_int(argv[1]) != 0;
         auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
-        return new Aggregate(std::string(text_of(argv[0])), state->database_files(), progress);
+        return new Aggregate(format, std::string(text_of(argv[0])), state->database_files(), progress);
       },
       [&](Aggregate& agg) { step_star(ctx, agg); });
 }
@@ -433,7 +434,7 @@ void x_final(sqlite3_context* ctx) {
     Aggregate* agg = existing_aggregate(ctx);
     std::unique_ptr<Aggregate> empty;
     if (agg == nullptr) {  // no rows: an empty but valid trace
-      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx));
+      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx), TraceFormat::chrome_json);
       agg = empty.get();
       agg->writer->finish(other_data(ctx, nullptr, sqlite3_context_db_handle(ctx)));
     } else {
@@ -462,13 +463,46 @@ void x_final(sqlite3_context* ctx) {
   free_aggregate(ctx);
 }
 
+// perfetto_trace(*): the trace as a BLOB, handed over without a copy like chrome_trace(*)'s text.
+void x_final_perfetto(sqlite3_context* ctx) {
+  try {
+    Aggregate* agg = existing_aggregate(ctx);
+    std::unique_ptr<Aggregate> empty;
+    if (agg == nullptr) {  // no rows: an empty but valid trace
+      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx), TraceFormat::perfetto_protobuf);
+      agg = empty.get();
+      agg->writer->finish(other_data(ctx, nullptr, sqlite3_context_db_handle(ctx)));
+    } else {
+      check_scan_completed(ctx, *agg);
+      agg->writer->finish(other_data(ctx, agg, sqlite3_context_db_handle(ctx)));
+    }
+    StatementTexts* keep = agg->statement_texts;
+    if (keep != nullptr) keep->texts.reserve(keep->texts.size() + 1);  // nothing may throw once the bytes are out
+    size_t size = 0;
+    char* bytes = agg->out.release(&size);
+    if (keep != nullptr) {
+      keep->texts.push_back(bytes);
+      sqlite3_result_blob64(ctx, bytes, size, SQLITE_STATIC);
+    } else {
+      sqlite3_result_blob64(ctx, bytes, size, OutputBuffer::free_released);
+    }
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, e.what(), -1);
+  }
+  free_aggregate(ctx);
+}
+
 void x_final_file(sqlite3_context* ctx) {
   try {
     Aggregate* agg = existing_aggregate(ctx);
     if (agg == nullptr)
-      throw Error("nsystrace: chrome_trace_file(): the query selected no rows, so no file was written");
+      throw Error("nsystrace: the query selected no rows, so no file was written");
     check_scan_completed(ctx, *agg);
-    if (!agg->star) throw Error("nsystrace: chrome_trace_file(): no trace_events row was aggregated; no file was written");
+    if (!agg->star)
+      throw Error(fmt::format("nsystrace: {}: no trace_events row was aggregated; no file was written",
+                              file_function(agg->format)));
     agg->writer->finish(other_data(ctx, agg, sqlite3_context_db_handle(ctx)));
     agg->out.drain_now();
     agg->report_progress(true);
@@ -491,12 +525,21 @@ int register_chrome_trace(sqlite3* db, ConnectionState* state, std::string* erro
     *error = "cannot register chrome_trace";
     return rc;
   }
+  rc = sqlite3_create_function_v2(db, "perfetto_trace", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, state, nullptr,
+                                  x_step_perfetto, x_final_perfetto, nullptr);
+  if (rc != SQLITE_OK) {
+    *error = "cannot register perfetto_trace";
+    return rc;
+  }
   // Writes files: never callable from a view or trigger of a (possibly untrusted) database schema.
   for (int n : {1, 2}) {
     rc = sqlite3_create_function_v2(db, "chrome_trace_file", n, SQLITE_UTF8 | SQLITE_DIRECTONLY, state, nullptr,
-                                    x_step_file, x_final_file, nullptr);
+                                    x_step_file<TraceFormat::chrome_json>, x_final_file, nullptr);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_create_function_v2(db, "perfetto_trace_file", n, SQLITE_UTF8 | SQLITE_DIRECTONLY, state, nullptr,
+                                      x_step_file<TraceFormat::perfetto_protobuf>, x_final_file, nullptr);
     if (rc != SQLITE_OK) {
-      *error = "cannot register chrome_trace_file";
+      *error = "cannot register chrome_trace_file / perfetto_trace_file";
       return rc;
     }
   }

@@ -35,7 +35,7 @@ size_t ApiCallIndex::lower_bound_from_end(const MappedArray<Entry>& calls, int64
       calls.begin());
 }
 
-void ApiCallIndex::insert(int64_t key, int64_t correlation, const ApiCall& call) {
+bool ApiCallIndex::insert(int64_t key, int64_t correlation, const ApiCall& call) {
   Process* p = process(key);
   if (p == nullptr) {
     processes_.push_back(std::make_unique<Process>());
@@ -45,15 +45,14 @@ void ApiCallIndex::insert(int64_t key, int64_t correlation, const ApiCall& call)
   MappedArray<Entry>& calls = p->in_order;
   if (calls.empty() || calls.back().correlation < correlation) {  // the usual case
     calls.push_back(Entry{correlation, call});
-    return;
+    return true;
   }
   size_t i = lower_bound_from_end(calls, correlation);
-  if (i < calls.size() && calls[i].correlation == correlation) return;  // first call wins
-  if (calls.size() - i <= kInsertWindow) {
-    if (p->out_of_order.count(correlation) == 0) calls.insert(i, Entry{correlation, call});
-  } else {
-    p->out_of_order.emplace(correlation, call);
-  }
+  if (i < calls.size() && calls[i].correlation == correlation) return false;  // first call wins
+  if (p->out_of_order.count(correlation) != 0) return false;
+  if (calls.size() - i <= kInsertWindow) calls.insert(i, Entry{correlation, call});
+  else p->out_of_order.emplace(correlation, call);
+  return true;
 }
 
 const ApiCall* ApiCallIndex::find(int64_t key, int64_t correlation) const {

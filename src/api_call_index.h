@@ -23,8 +23,8 @@ struct ApiCall {
 
 class ApiCallIndex {
  public:
-  // Keeps the first call seen for a (process, correlation id).
-  void insert(int64_t process, int64_t correlation, const ApiCall& call);
+  // Keeps the first call seen for a (process, correlation id): true when this one was kept.
+  bool insert(int64_t process, int64_t correlation, const ApiCall& call);
   const ApiCall* find(int64_t process, int64_t correlation) const;
 
  private:

@@ -1,5 +1,7 @@
 #include "src/chrome_trace_writer.h"
 
+#include "src/viewer_time.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -57,13 +59,8 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
 
   // Perfetto drops every event with a negative timestamp (nsys records some before the session start). Such an
   // event is drawn at 0, ending where it ended (or at 0), and keeps its recorded times in args.
-  int64_t ts = ev.ts, dur = ev.dur;
-  bool clamped = ts < 0;
-  if (clamped) {
-    ++clamped_;
-    ts = 0;
-    dur = ev.has_dur ? std::max<int64_t>(0, ev.ts + ev.dur) : 0;  // ev.ts < 0 <= ev.dur: no overflow
-  }
+  auto [ts, dur, clamped] = viewer_time(ev.ts, ev.has_dur, ev.dur);
+  clamped_ += clamped;
   out_.append("{\"name\":");
   append_json_string(out_, ev.name);
   out_.append(",\"cat\":");
@@ -105,7 +102,7 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   note_track(ev);
 
   uint64_t endpoint = (static_cast<uint64_t>(ev.pid) << 32) | static_cast<uint32_t>(ev.tid);
-  if (const ApiCall* call = flows_.link(ev.kind_id, ev.flow, ev.ts, endpoint)) {
+  if (const ApiCall* call = flows_.link(ev.kind_id, ev.flow, ev.ts, endpoint).launched_by) {
     uint64_t id = ++flow_ids_;
     flow_event('s', id, static_cast<int64_t>(call->endpoint >> 32), static_cast<int32_t>(call->endpoint), call->ts);
     flow_event('f', id, ev.pid, ev.tid, ev.ts);

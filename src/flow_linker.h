@@ -22,8 +22,12 @@ struct FlowEnds {
 
 class FlowLinker {
  public:
-  // Records an API call, or finds the launch of GPU work: nullptr for anything else, or work whose call is unknown.
-  const ApiCall* link(std::optional<Kind> kind, const FlowEnds& ends, int64_t ts, uint64_t endpoint);
+  struct Link {
+    bool recorded = false;                // an API call, the first with its (report, process, correlation id)
+    const ApiCall* launched_by = nullptr;  // GPU work: the call that launched it (among the rows seen)
+  };
+  // Records an API call, or finds the launch of GPU work.
+  Link link(std::optional<Kind> kind, const FlowEnds& ends, int64_t ts, uint64_t endpoint);
   uint64_t flows() const { return flows_; }
 
   static bool launches_gpu_work(Kind k) {
