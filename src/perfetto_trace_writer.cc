@@ -31,8 +31,8 @@ constexpr uint32_t iid = 1, name = 2, str = 2;  // EventCategory/EventName/Debug
 }  // namespace Interned
 namespace Descriptor {
 constexpr uint32_t uuid = 1, name = 2, process = 3, thread = 4, parent_uuid = 5, counter = 8, child_ordering = 11,
-                   sibling_order_rank = 12;
-constexpr uint64_t kExplicitOrder = 3;
+                   sibling_order_rank = 12, sibling_merge_behavior = 15;
+constexpr uint64_t kExplicitOrder = 3, kMergeNone = 2;
 }  // namespace Descriptor
 namespace ProcessDesc { constexpr uint32_t pid = 1, legacy_sort_index = 3, process_name = 6; }
 namespace ThreadDesc { constexpr uint32_t pid = 1, tid = 2, thread_name = 5; }
@@ -195,6 +195,9 @@ uint64_t PerfettoTraceWriter::track_uuid(const Track& track, uint32_t lane) {
   } else {
     packet_.varint_field(Descriptor::parent_uuid, parent);
     packet_.bytes_field(Descriptor::name, lane == 0 ? track.name : fmt::format("{} [lane {}]", track.name, lane));
+    // Perfetto merges same-named tracks of a process unless told not to: two threads both named "python3" have two
+    // "python3 (NVTX start/end)" tracks, which must stay apart (as their tids do in the JSON).
+    packet_.varint_field(Descriptor::sibling_merge_behavior, Descriptor::kMergeNone);
   }
   // The JSON's track order in its process: by id (a thread's tid, a stream's id, then the tracks without one), and
   // lanes right after their track.
@@ -217,6 +220,7 @@ uint64_t PerfettoTraceWriter::counter_uuid(const Track& track, std::string_view 
   packet_.varint_field(Descriptor::uuid, uuid);
   packet_.varint_field(Descriptor::parent_uuid, parent);
   packet_.bytes_field(Descriptor::name, metric);
+  packet_.varint_field(Descriptor::sibling_merge_behavior, Descriptor::kMergeNone);
   packet_.begin(Descriptor::counter);
   packet_.end();
   packet_.end();

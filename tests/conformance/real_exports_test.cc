@@ -189,6 +189,63 @@ TEST_P(RealExport, PerfettoImportsEveryEvent) {
   EXPECT_EQ(stats.integer("flows"), other->integer("flows")) << out;
 }
 
+std::string run(const std::string& command) {
+  std::string out;
+  if (FILE* p = popen(command.c_str(), "r")) {
+    char buf[65536];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    int status = pclose(p);
+    if (status != 0) ADD_FAILURE() << command << " failed:\n" << out;
+  }
+  return out;
+}
+
+// The Perfetto protobuf trace of the same rows as the JSON holds, as Perfetto's importer reads them: nothing
+// dropped or changed (stats), and the same slices (ts, dur, name, category), flows and counter values; on the whole
+// export and on filtered queries (one kind, a ts window, one GPU).
+TEST_P(RealExport, PerfettoProtobufHoldsWhatTheJsonHolds) {
+  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
+  if (access((tools + "/import-stats").c_str(), X_OK) != 0)
+    GTEST_SKIP() << tools << " not found: the check with Perfetto's importer NOT run";
+  testdb::TempDir dir("nsystrace_pf");
+  testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
+  int64_t first = db.integer("select coalesce(min(ts), 0) from trace_events where kind != 'nvtx_kernel'");
+  int64_t last = db.integer("select coalesce(max(ts), 0) from trace_events where kind != 'nvtx_kernel'");
+  std::vector<std::string> filters = {"", "where kind = 'cuda_api'",
+                                      "where ts between " + std::to_string(first + (last - first) / 3) + " and " +
+                                          std::to_string(first + (last - first) / 2),
+                                      "where pid = 16777216"};
+  const std::string slices = "select ts, dur, name, category from slice order by ts, dur, name, category";
+  for (const std::string& where : filters) {
+    if (db.integer("select count(*) from trace_events " + where) == 0) continue;
+    std::string json = dir.file("t.json.gz"), proto = dir.file("t.pftrace");
+    db.integer("select chrome_trace_file('" + json + "') from trace_events " + where);
+    db.integer("select perfetto_trace_file('" + proto + "') from trace_events " + where);
+    testjson::Value js = testjson::parse(run(tools + "/import-stats " + json));
+    testjson::Value ps = testjson::parse(run(tools + "/import-stats " + proto));
+    EXPECT_EQ(ps.get("stats")->items.size(), 0u) << where << ": Perfetto dropped or changed events";
+    // (Not tracks_with_slices: Perfetto's JSON importer folds a tid-0 row into its process's main thread, where the
+    // protobuf keeps it on the "Thread 0" track it is laid out on.)
+    for (const char* key : {"slices", "flows", "counter_values"})
+      EXPECT_EQ(ps.str(key), js.str(key)) << where << ": " << key;
+    EXPECT_EQ(run(tools + "/trace-processor query " + proto + " '" + slices + "' 2>/dev/null"),
+              run(tools + "/trace-processor query " + json + " '" + slices + "' 2>/dev/null"))
+        << where;
+    if (where.empty()) {
+      auto size = [](const std::string& f) {
+        std::ifstream in(f, std::ios::binary | std::ios::ate);
+        return static_cast<int64_t>(in.tellg());
+      };
+      std::string plain = dir.file("t.json");
+      db.integer("select chrome_trace_file('" + plain + "') from trace_events");
+      std::printf("%s: protobuf %lld bytes, JSON %lld bytes (%.0f%%), %s slices, %s flows\n", GetParam().c_str(),
+                  static_cast<long long>(size(proto)), static_cast<long long>(size(plain)),
+                  100.0 * static_cast<double>(size(proto)) / static_cast<double>(size(plain)), ps.str("slices").c_str(),
+                  ps.str("flows").c_str());
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(SharedFixtures, RealExport, ::testing::ValuesIn(real_exports()), test_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealExport);
 

@@ -1,0 +1,250 @@
+// perfetto_trace(*) and perfetto_trace_file(): the protobuf trace decoded packet by packet (tests/support/proto_decode,
+// independent of the writer) and checked against the trace_events rows it was made from and against the Chrome JSON
+// of the same rows. (Perfetto's own importer checks it too: tests/conformance, on every real export.)
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+
+#include "tests/support/proto_decode.h"
+#include "tests/support/test_db.h"
+#include "tests/support/trace_check.h"
+
+namespace {
+
+using testproto::Field;
+
+// What the trace says, decoded.
+struct Decoded {
+  struct Event {
+    uint64_t type = 0, track = 0, name_iid = 0, category_iid = 0;
+    int64_t ts = 0;  // absolute, ns
+    std::map<std::string, Field> args;  // by name
+    std::string_view args_bytes;
+    uint64_t flow_bind = 0, flow_direction = 0;
+  };
+  std::vector<Event> events;
+  std::map<uint64_t, std::string> names, categories, arg_names, arg_strings;
+  std::map<uint64_t, std::string> track_names;  // uuid -> name (thread name for thread tracks)
+  std::set<uint64_t> process_tracks, counter_tracks;
+  std::map<uint64_t, uint64_t> parents;
+  std::string metadata;
+  std::vector<std::string> problems;
+};
+
+Decoded decode_trace(std::string_view trace) {
+  Decoded d;
+  int64_t clock = 0;
+  bool defaults_seen = false;
+  auto define = [&](std::map<uint64_t, std::string>& table, std::string_view entry, const char* what) {
+    uint64_t iid = testproto::one(entry, 1).varint;
+    std::string name(testproto::one(entry, 2).bytes);
+    if (!table.emplace(iid, name).second) d.problems.push_back(std::string(what) + " iid defined twice");
+  };
+  for (const Field& packet_field : testproto::decode(trace)) {
+    if (packet_field.number != 1) {
+      d.problems.push_back("a Trace field other than packet");
+      continue;
+    }
+    std::string_view p = packet_field.bytes;
+    if (testproto::one(p, 10).varint != 1) d.problems.push_back("a packet off sequence 1");
+    for (const Field& f : testproto::fields(p, 59)) defaults_seen = !testproto::fields(f.bytes, 58).empty();
+    for (const Field& t : testproto::fields(p, 8)) {
+      if (!defaults_seen) d.problems.push_back("a timestamp before the incremental clock is set");
+      clock += static_cast<int64_t>(t.varint);
+    }
+    // Interned data first: a packet may use what it defines.
+    for (const Field& in : testproto::fields(p, 12)) {
+      for (const Field& e : testproto::decode(in.bytes)) {
+        if (e.number == 1) define(d.categories, e.bytes, "category");
+        else if (e.number == 2) define(d.names, e.bytes, "name");
+        else if (e.number == 3) define(d.arg_names, e.bytes, "arg name");
+        else if (e.number == 29) define(d.arg_strings, e.bytes, "arg string");
+      }
+    }
+    for (const Field& td : testproto::fields(p, 60)) {
+      uint64_t uuid = testproto::one(td.bytes, 1).varint;
+      if (d.track_names.count(uuid) || d.process_tracks.count(uuid)) d.problems.push_back("a track described twice");
+      if (auto proc = testproto::fields(td.bytes, 3); !proc.empty()) {
+        d.process_tracks.insert(uuid);
+        continue;
+      }
+      if (auto th = testproto::fields(td.bytes, 4); !th.empty()) d.track_names[uuid] = std::string(testproto::one(th[0].bytes, 5).bytes);
+      else d.track_names[uuid] = std::string(testproto::one(td.bytes, 2).bytes);
+      if (auto parent = testproto::fields(td.bytes, 5); !parent.empty()) d.parents[uuid] = parent[0].varint;
+      if (!testproto::fields(td.bytes, 8).empty()) d.counter_tracks.insert(uuid);
+    }
+    for (const Field& te : testproto::fields(p, 11)) {
+      Decoded::Event e;
+      e.ts = clock;
+      e.type = testproto::one(te.bytes, 9).varint;
+      e.track = testproto::one(te.bytes, 11).varint;
+      if (!d.track_names.count(e.track)) d.problems.push_back("an event on a track not yet described");
+      if (auto n = testproto::fields(te.bytes, 10); !n.empty()) {
+        e.name_iid = n[0].varint;
+        if (!d.names.count(e.name_iid)) d.problems.push_back("a name iid used before it is defined");
+      }
+      if (auto c = testproto::fields(te.bytes, 3); !c.empty()) {
+        e.category_iid = c[0].varint;
+        if (!d.categories.count(e.category_iid)) d.problems.push_back("a category iid used before it is defined");
+      }
+      for (const Field& a : testproto::fields(te.bytes, 4)) {
+        uint64_t name = testproto::one(a.bytes, 1).varint;
+        if (!d.arg_names.count(name)) d.problems.push_back("an arg name iid used before it is defined");
+        for (const Field& v : testproto::decode(a.bytes))
+          if (v.number != 1) e.args[d.arg_names[name]] = v;
+      }
+      if (auto legacy = testproto::fields(te.bytes, 6); !legacy.empty()) {
+        e.flow_bind = testproto::one(legacy[0].bytes, 8).varint;
+        e.flow_direction = testproto::one(legacy[0].bytes, 13).varint;
+      }
+      d.events.push_back(std::move(e));
+    }
+    for (const Field& ce : testproto::fields(p, 5))
+      for (const Field& m : testproto::fields(ce.bytes, 2)) d.metadata = std::string(testproto::one(m.bytes, 5).bytes);
+  }
+  return d;
+}
+
+class PerfettoTrace : public ::testing::Test {
+ protected:
+  void SetUp() override { db.exec_file(testdb::source_dir() + "/examples/example_profile.sql"); }
+  std::string blob(const std::string& where = "") {
+    sqlite3_stmt* s = nullptr;
+    std::string sql = "select perfetto_trace(*) from trace_events " + where;
+    EXPECT_EQ(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(db.get());
+    std::string out;
+    if (sqlite3_step(s) == SQLITE_ROW) {
+      EXPECT_EQ(sqlite3_column_type(s, 0), SQLITE_BLOB);
+      out.assign(static_cast<const char*>(sqlite3_column_blob(s, 0)), static_cast<size_t>(sqlite3_column_bytes(s, 0)));
+    }
+    sqlite3_finalize(s);
+    return out;
+  }
+  testdb::Db db;
+};
+
+TEST_F(PerfettoTrace, EverySliceBeginsAndEndsWhereTheRowsSay) {
+  Decoded d = decode_trace(blob());
+  for (const auto& p : d.problems) ADD_FAILURE() << p;
+  // Begin (1) and instant (3) events, in order, are the rows: (ts, name, kind).
+  std::vector<std::vector<std::string>> begun;
+  std::map<uint64_t, std::vector<int64_t>> open;  // per track: the begun slices' ends
+  int64_t last = INT64_MIN;
+  for (const auto& e : d.events) {
+    if (e.ts < last) ADD_FAILURE() << "packets out of time order";
+    last = e.ts;
+    if (e.type == 1 || e.type == 3)
+      begun.push_back({std::to_string(e.ts), d.names[e.name_iid], d.categories[e.category_iid]});
+  }
+  auto rows = db.rows("select ts, name, kind from trace_events where kind != 'gpu_metric'");
+  EXPECT_EQ(begun, rows);
+  // Every begin has its end at ts + dur, on the same track, nested (the innermost ends first).
+  std::vector<std::vector<std::string>> ended;
+  std::map<uint64_t, std::vector<std::pair<int64_t, std::string>>> stacks;
+  size_t row = 0;
+  auto durs = db.rows("select dur from trace_events where kind != 'gpu_metric'");
+  for (const auto& e : d.events) {
+    if (e.type == 1) {
+      stacks[e.track].push_back({e.ts + std::stoll(durs[row][0]), d.names[e.name_iid]});
+    } else if (e.type == 2) {
+      auto& st = stacks[e.track];
+      ASSERT_FALSE(st.empty()) << "an end without a begin";
+      EXPECT_EQ(st.back().first, e.ts) << st.back().second << " ends at the wrong time or out of nesting";
+      st.pop_back();
+    }
+    if (e.type == 1 || e.type == 3) ++row;
+  }
+  for (const auto& [track, st] : stacks) EXPECT_TRUE(st.empty()) << "slices never ended on track " << track;
+}
+
+TEST_F(PerfettoTrace, TracksArgsAndFlowsAreWhatTheJsonHolds) {
+  Decoded d = decode_trace(blob());
+  for (const auto& p : d.problems) ADD_FAILURE() << p;
+  // Track names: the JSON's thread names, lanes as "[lane k]" child tracks.
+  std::set<std::string> proto_tracks;
+  for (const auto& [uuid, name] : d.track_names) proto_tracks.insert(name);
+  auto json = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events"));
+  std::set<std::string> json_tracks;
+  for (const auto& [key, name] : json.thread_names) json_tracks.insert(name);
+  EXPECT_EQ(proto_tracks, json_tracks);
+  // Args are typed: ints stay ints, strings are interned strings, triples are arrays.
+  const Decoded::Event* kernel = nullptr;
+  for (const auto& e : d.events)
+    if (e.type == 1 && d.categories[e.category_iid] == "kernel") {
+      kernel = &e;
+      break;
+    }
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(kernel->args.at("registers_per_thread").number, 4u);  // int_value
+  EXPECT_EQ(kernel->args.at("registers_per_thread").varint, 122u);
+  EXPECT_EQ(kernel->args.at("demangled_name").number, 17u);  // string_value_iid
+  EXPECT_EQ(d.arg_strings.at(kernel->args.at("demangled_name").varint), "ampere_sgemm_128x64_tn");
+  // Flows: one flow out per first API call of a correlation id; in, per GPU operation it launched: as many as the
+  // JSON's arrows, each to a call that flowed out.
+  std::set<uint64_t> out;
+  int64_t in = 0;
+  for (const auto& e : d.events) {
+    if (e.flow_direction == 2) EXPECT_TRUE(out.insert(e.flow_bind).second) << "a flow out twice";
+    if (e.flow_direction == 1) {
+      ++in;
+      EXPECT_TRUE(out.count(e.flow_bind)) << "a flow into GPU work from no call";
+    }
+  }
+  EXPECT_EQ(in, json.flow_starts);
+  // The metadata is the JSON's otherData.
+  EXPECT_EQ(d.metadata, db.text("select json_extract(chrome_trace(*), '$.otherData') from trace_events"));
+}
+
+TEST_F(PerfettoTrace, FileFormWritesTheSameBytesAndFollowsTheSameRules) {
+  testdb::TempDir dir("nsystrace_pftrace");
+  std::string bytes = blob("where kind in ('kernel', 'nvtx')");
+  std::string path = dir.file("t.pftrace");
+  EXPECT_EQ(db.integer("select perfetto_trace_file('" + path + "') from trace_events where kind in ('kernel', 'nvtx')"),
+            static_cast<int64_t>(bytes.size()));
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), bytes);
+  // The same refusals as the Chrome functions: other rows than a scan's, a database as the output.
+  EXPECT_NE(db.error_of("select perfetto_trace(*) from (select distinct kind, name from trace_events)")
+                .find("DISTINCT or GROUP BY"),
+            std::string::npos);
+  std::string profile = dir.file("p.sqlite");
+  {
+    testdb::Db make(profile, false, true);
+    make.exec("create table t(x)");
+  }
+  EXPECT_NE(db.error_of("select perfetto_trace_file('" + profile + "') from trace_events").find("refusing to write"),
+            std::string::npos);
+  EXPECT_NE(db.error_of("select perfetto_trace_file('" + dir.file("none.pftrace") + "') from trace_events where "
+                        "name = 'nope'")
+                .find("selected no rows"),
+            std::string::npos);
+}
+
+TEST_F(PerfettoTrace, EmptyAndNegativeTimes) {
+  Decoded empty = decode_trace(blob("where kind = 'memset' and ts < 0"));
+  EXPECT_TRUE(empty.problems.empty());
+  EXPECT_TRUE(empty.events.empty());
+  EXPECT_FALSE(empty.metadata.empty());
+  db.exec("delete from CUPTI_ACTIVITY_KIND_KERNEL; delete from NVTX_EVENTS; delete from CUPTI_ACTIVITY_KIND_MEMCPY;"
+          "delete from CUPTI_ACTIVITY_KIND_MEMSET; delete from CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;"
+          "update CUPTI_ACTIVITY_KIND_RUNTIME set start = start - 2000100000, end = end - 2000100000");
+  Decoded d = decode_trace(blob());
+  for (const auto& p : d.problems) ADD_FAILURE() << p;
+  int64_t clamped = db.integer("select count(*) from trace_events where ts < 0");
+  ASSERT_GT(clamped, 0);
+  int64_t seen = 0;
+  for (const auto& e : d.events) {
+    EXPECT_GE(e.ts, 0);
+    if (e.type == 1 && e.args.count("recorded_ts_ns")) {
+      ++seen;
+      EXPECT_EQ(e.ts, 0);
+      EXPECT_LT(static_cast<int64_t>(e.args.at("recorded_ts_ns").varint), 0);
+    }
+  }
+  EXPECT_EQ(seen, clamped);
+}
+
+}  // namespace
