@@ -50,8 +50,12 @@ constexpr size_t kFlushBytes = 1 << 16;
 // Typed args as DebugAnnotations of the current TrackEvent; names and string values interned.
 class PerfettoTraceWriter::Annotations final : public ArgsSink {
  public:
-  explicit Annotations(PerfettoTraceWriter& w) : w_(w) {}
-  ArgsSink& integer(std::string_view key, int64_t v) override { return one(key, Annotation::int_value, static_cast<uint64_t>(v)); }
+  // skip: an integer arg left out (see add_row).
+  Annotations(PerfettoTraceWriter& w, std::string_view skip) : w_(w), skip_(skip) {}
+  ArgsSink& integer(std::string_view key, int64_t v) override {
+    if (key == skip_) return *this;
+    return one(key, Annotation::int_value, static_cast<uint64_t>(v));
+  }
   ArgsSink& unsigned_integer(std::string_view key, uint64_t v) override { return one(key, Annotation::uint_value, v); }
   ArgsSink& boolean(std::string_view key, bool v) override { return one(key, Annotation::bool_value, v ? 1 : 0); }
   ArgsSink& real(std::string_view key, double v) override {
@@ -93,6 +97,7 @@ class PerfettoTraceWriter::Annotations final : public ArgsSink {
     return close();
   }
   PerfettoTraceWriter& w_;
+  std::string_view skip_;
 };
 
 PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out) : out_(out) {
@@ -287,7 +292,15 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   if (category == 0) category = intern(other_categories_, kind_name(row.kind), Interned::event_categories);
   packet_.varint_field(Event::category_iids, category);
   packet_.varint_field(Event::name_iid, intern(names_, row.name, Interned::event_names));
-  Annotations annotations(*this);
+  // Perfetto keeps one copy of each distinct arg set: a value unique to every event makes every set distinct and
+  // costs its memory on every event (a third of the import's, on a large profile). Two such values are left out
+  // where the trace shows them otherwise: a correlation id where a flow arrow draws the link (the API call that
+  // flows out, the GPU work an arrow reaches), and nvtx_kernel's nvtx_rowid (a join key of trace_events and
+  // nvtx_kernel_ranges, nothing a viewer can use). trace_events and the JSON keep both.
+  std::string_view skip = row.kind == Kind::nvtx_kernel              ? "nvtx_rowid"
+                          : (link.recorded || link.launched_by) ? "correlation_id"
+                                                                : "";
+  Annotations annotations(*this, skip);
   if (clamped) {
     annotations.integer("recorded_ts_ns", row.ts);
     if (row.has_dur) annotations.integer("recorded_dur_ns", row.dur);
