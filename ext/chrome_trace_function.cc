@@ -399,6 +399,11 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
     s.close();
     v.close();
     if (skipped != "{}") o.raw("skipped_rows_without_start", skipped);
+    if (!scan->pids_shared_by_machines().empty()) {  // a limit of the pid space, said rather than hidden
+      std::string pids = "[";
+      for (int32_t pid : scan->pids_shared_by_machines()) pids += (pids.size() > 1 ? "," : "") + std::to_string(pid);
+      o.raw("pids_shared_by_processes_of_several_machines", pids + "]");
+    }
     if (invalid != "{}") o.raw("rows_with_invalid_end", invalid);
   }
   if (agg != nullptr) {

@@ -46,6 +46,7 @@ class TimelineScan {
   uint64_t skipped(Kind kind) const;
   // Rows of each kind drawn with dur 0 because their end was missing or before their start.
   uint64_t invalid_ends(Kind kind) const;
+  const std::set<int32_t>& pids_shared_by_machines() const { return layout_.pids_shared_by_machines(); }
 
  private:
   uint64_t sum_over(Kind kind, uint64_t (EventSource::*count)() const) const;  // over the sources of a kind

@@ -48,6 +48,11 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
   auto it = tracks_.find(key);
   if (it == tracks_.end()) {
+    if (in_os_process(ev.placement) && ev.placement != Placement::process) {
+      int32_t pid = static_cast<int32_t>(ev.report * kReportPidStride + os_pid_of(ev.global_id));
+      auto [owner, fresh] = pid_owner_.emplace(pid, process_key_of(ev.global_id));
+      if (!fresh && owner->second != process_key_of(ev.global_id)) shared_pids_.insert(pid);
+    }
     Track t;
     t.id = static_cast<int64_t>(tracks_.size());
     t.placement = ev.placement;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -32,6 +33,9 @@ class TrackLayout {
     uint32_t lane;
   };
   Placed place(const SourceEvent& ev);
+  // Pids under which processes of different machines (the upper bits of globalTid: vm ids) are drawn together: the
+  // pid space has no room for a machine, so such processes share one. Said in the trace (otherData), never silent.
+  const std::set<int32_t>& pids_shared_by_machines() const { return shared_pids_; }
 
  private:
   struct TrackState {
@@ -49,6 +53,8 @@ class TrackLayout {
   std::map<Key, TrackState> tracks_;
   std::unordered_map<int32_t, std::string> processes_;  // pid -> name
   std::map<std::pair<int32_t, int64_t>, int64_t> stream_owner_;  // (gpu pid, stream) -> process key
+  std::unordered_map<int32_t, int64_t> pid_owner_;  // pid of an OS process -> the first process key drawn under it
+  std::set<int32_t> shared_pids_;
   TrackState* last_track_ = nullptr;
   Key last_key_{-1, 0, 0, 0};
 };

@@ -324,3 +324,17 @@ TEST_F(Fixture, GpuMetricsAreCounterTracks) {
   EXPECT_EQ(db.integer("select count(*) from trace_events where pid = 25165825"), 3);  // pid pushdown on typeId
 }
 }  // namespace
+
+namespace {
+// Two machines in one export (vm ids in the upper bits of globalTid) with a process of the same OS pid: the pid space
+// has no room for a machine, so they share a pid; the trace says which pids, rather than merging them silently.
+TEST_F(Fixture, ProcessesOfTwoMachinesSharingAPidAreNamedInTheTrace) {
+  db.exec("create table StringIds(id integer primary key, value text); insert into StringIds values (1, 'call');"
+          "create table CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId, nameId);"
+          "insert into CUPTI_ACTIVITY_KIND_RUNTIME values (10, 20, (1 << 48) + (100 << 24) + 100, 1, 1),"
+          " (30, 40, (2 << 48) + (100 << 24) + 100, 2, 1), (50, 60, (1 << 48) + (200 << 24) + 200, 3, 1);");
+  auto t = trace();
+  EXPECT_EQ(t.root.get("otherData")->get("pids_shared_by_processes_of_several_machines")->items.size(), 1u);
+  EXPECT_EQ(t.root.get("otherData")->get("pids_shared_by_processes_of_several_machines")->items[0].text, "100");
+}
+}  // namespace
