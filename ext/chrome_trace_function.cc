@@ -434,63 +434,32 @@ void check_scan_completed(sqlite3_context* ctx, const Aggregate& agg) {
                 "whole; no trace was produced");
 }
 
+// chrome_trace(*) and perfetto_trace(*): the trace as one value (text, or a BLOB), handed over without a copy.
+template <TraceFormat format>
 void x_final(sqlite3_context* ctx) {
   try {
     Aggregate* agg = existing_aggregate(ctx);
     std::unique_ptr<Aggregate> empty;
     if (agg == nullptr) {  // no rows: an empty but valid trace
-      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx), TraceFormat::chrome_json);
+      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx), format);
       agg = empty.get();
       agg->writer->finish(other_data(ctx, nullptr, sqlite3_context_db_handle(ctx)));
     } else {
       check_scan_completed(ctx, *agg);
       agg->writer->finish(other_data(ctx, agg, sqlite3_context_db_handle(ctx)));
     }
-    // Hand the text over NUL-terminated with length -1: SQLite then marks it terminated and never copies it (it
+    // Hand a text over NUL-terminated with length -1: SQLite then marks it terminated and never copies it (it
     // copies a text given with an explicit length the first time anyone asks for it as a C string).
-    agg->out.push_back('\0');
+    if (format == TraceFormat::chrome_json) agg->out.push_back('\0');
     // The scan completed, so its cursor (and the statement, which owns `keep`) is live.
     StatementTexts* keep = agg->statement_texts;
-    if (keep != nullptr) keep->texts.reserve(keep->texts.size() + 1);  // nothing may throw once the text is out
+    if (keep != nullptr) keep->texts.reserve(keep->texts.size() + 1);  // nothing may throw once the value is out
     size_t size = 0;
-    char* text = agg->out.release(&size);
-    if (keep != nullptr) {
-      keep->texts.push_back(text);
-      sqlite3_result_text(ctx, text, -1, SQLITE_STATIC);
-    } else {
-      sqlite3_result_text(ctx, text, -1, OutputBuffer::free_released);
-    }
-  } catch (const std::bad_alloc&) {
-    sqlite3_result_error_nomem(ctx);
-  } catch (const std::exception& e) {
-    sqlite3_result_error(ctx, e.what(), -1);
-  }
-  free_aggregate(ctx);
-}
-
-// perfetto_trace(*): the trace as a BLOB, handed over without a copy like chrome_trace(*)'s text.
-void x_final_perfetto(sqlite3_context* ctx) {
-  try {
-    Aggregate* agg = existing_aggregate(ctx);
-    std::unique_ptr<Aggregate> empty;
-    if (agg == nullptr) {  // no rows: an empty but valid trace
-      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx), TraceFormat::perfetto_protobuf);
-      agg = empty.get();
-      agg->writer->finish(other_data(ctx, nullptr, sqlite3_context_db_handle(ctx)));
-    } else {
-      check_scan_completed(ctx, *agg);
-      agg->writer->finish(other_data(ctx, agg, sqlite3_context_db_handle(ctx)));
-    }
-    StatementTexts* keep = agg->statement_texts;
-    if (keep != nullptr) keep->texts.reserve(keep->texts.size() + 1);  // nothing may throw once the bytes are out
-    size_t size = 0;
-    char* bytes = agg->out.release(&size);
-    if (keep != nullptr) {
-      keep->texts.push_back(bytes);
-      sqlite3_result_blob64(ctx, bytes, size, SQLITE_STATIC);
-    } else {
-      sqlite3_result_blob64(ctx, bytes, size, OutputBuffer::free_released);
-    }
+    char* value = agg->out.release(&size);
+    if (keep != nullptr) keep->texts.push_back(value);
+    void (*release)(void*) = keep != nullptr ? SQLITE_STATIC : OutputBuffer::free_released;
+    if (format == TraceFormat::chrome_json) sqlite3_result_text(ctx, value, -1, release);
+    else sqlite3_result_blob64(ctx, value, size, release);
   } catch (const std::bad_alloc&) {
     sqlite3_result_error_nomem(ctx);
   } catch (const std::exception& e) {
@@ -525,13 +494,13 @@ void x_final_file(sqlite3_context* ctx) {
 int register_chrome_trace(sqlite3* db, ConnectionState* state, std::string* error) {
   // Not SQLITE_DETERMINISTIC: the (*) form depends on the scan it runs over, not on its (absent) arguments.
   int rc = sqlite3_create_function_v2(db, "chrome_trace", -1, SQLITE_UTF8 | SQLITE_INNOCUOUS, state, nullptr,
-                                      x_step, x_final, nullptr);
+                                      x_step, x_final<TraceFormat::chrome_json>, nullptr);
   if (rc != SQLITE_OK) {
     *error = "cannot register chrome_trace";
     return rc;
   }
   rc = sqlite3_create_function_v2(db, "perfetto_trace", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, state, nullptr,
-                                  x_step_perfetto, x_final_perfetto, nullptr);
+                                  x_step_perfetto, x_final<TraceFormat::perfetto_protobuf>, nullptr);
   if (rc != SQLITE_OK) {
     *error = "cannot register perfetto_trace";
     return rc;
