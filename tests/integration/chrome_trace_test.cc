@@ -357,3 +357,28 @@ TEST_F(QueryShapes, ALimitedFileHoldsTheFirstEventsAndAStoppedStatementNone) {
   EXPECT_FALSE(gone.good()) << "a failed statement must leave no file";
 }
 }  // namespace
+
+namespace {
+// Keys come from users (explicit-form kinds become otherData.event_counts keys) and from profiles (export metadata
+// names): escaped like values, so the trace stays valid JSON, and a NUL byte cannot cut the result short.
+TEST_F(ChromeTrace, KeysAreEscapedLikeValues) {
+  for (const char* kind : {"a\"b", "back\\\\slash", "new\nline"}) {
+    std::string sql = std::string("select chrome_trace(?1, 'n', 0, 1, 1, 1)");
+    sqlite3_stmt* s = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &s, nullptr), SQLITE_OK);
+    sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
+    ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+    std::string json(reinterpret_cast<const char*>(sqlite3_column_text(s, 0)));
+    sqlite3_finalize(s);
+    testjson::Value root = testjson::parse(json);  // throws on invalid JSON
+    EXPECT_EQ(root.get("otherData")->get("event_counts")->str(kind), "1") << json;
+  }
+  db.exec("create table META_DATA_EXPORT(name, value); insert into META_DATA_EXPORT values "
+          "('weird\"key', 'v'), (char(0) || 'nul', 'x')");
+  std::string json = db.text("select chrome_trace(*) from trace_events");
+  auto t = testtrace::check_trace(json);
+  EXPECT_TRUE(t.problems.empty());
+  EXPECT_EQ(t.root.get("otherData")->get("export")->str("weird\"key"), "v");
+  EXPECT_NE(json.find("\"\\u0000nul\""), std::string::npos);
+}
+}  // namespace
