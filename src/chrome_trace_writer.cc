@@ -15,13 +15,15 @@ std::pair<int64_t, int64_t> thread_order(int64_t tid) { return {tid & 0xFFFFFF, 
 }  // namespace
 
 ChromeTrackIds::Ids ChromeTrackIds::of(const Track& track, uint32_t lane) {
-  PerTrack* state = last_state_;
-  if (&track != last_) {
-    auto [it, fresh] = tracks_.try_emplace(&track);
-    state = &it->second;
-    if (fresh) state->base = track.has_own_id ? track.own_id : processes_[track.pid].next_free_base--;
-    last_ = &track;
-    last_state_ = state;
+  size_t id = static_cast<size_t>(track.id);
+  if (id >= tracks_.size()) {
+    tracks_.resize(id + 1);
+    seen_.resize(id + 1, false);
+  }
+  PerTrack* state = &tracks_[id];
+  if (!seen_[id]) {
+    seen_[id] = true;
+    state->base = track.has_own_id ? track.own_id : processes_[track.pid].next_free_base--;
   }
   if (lane >= state->lanes.size()) state->lanes.resize(lane + 1, {-1, std::string()});
   auto& [tid, name] = state->lanes[lane];

@@ -42,10 +42,9 @@ class ChromeTrackIds {
     int32_t next_free_base = 0xFFFFFF;
     int32_t next_overflow = 0;
   };
-  std::unordered_map<const Track*, PerTrack> tracks_;
+  std::vector<PerTrack> tracks_;  // by Track::id (dense within a scan): no hashing on the per-row path
+  std::vector<bool> seen_;
   std::unordered_map<int32_t, Process> processes_;
-  const Track* last_ = nullptr;
-  PerTrack* last_state_ = nullptr;
 };
 
 struct ChromeEvent {
