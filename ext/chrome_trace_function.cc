@@ -424,7 +424,7 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
 // xFinal (closeAllCursors() in vdbeaux.c); when it completes, OP_AggFinal runs while the cursor is still open. So
 // an open cursor of the same scan is what makes the rows whole: every row the query selects, which may be fewer
 // than the scan's when a LIMIT cut it (the first N events). Only then is a file committed.
-void check_scan_completed(sqlite3_context* ctx, const Aggregate& agg) {
+void check_rows_whole(sqlite3_context* ctx, const Aggregate& agg) {
   if (agg.failed) throw Error("nsystrace: a row was refused (see the error above); no trace was produced");
   if (!agg.star) return;
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
@@ -445,7 +445,7 @@ void x_final(sqlite3_context* ctx) {
       agg = empty.get();
       agg->writer->finish(other_data(ctx, nullptr, sqlite3_context_db_handle(ctx)));
     } else {
-      check_scan_completed(ctx, *agg);
+      check_rows_whole(ctx, *agg);
       agg->writer->finish(other_data(ctx, agg, sqlite3_context_db_handle(ctx)));
     }
     // Hand a text over NUL-terminated with length -1: SQLite then marks it terminated and never copies it (it
@@ -473,7 +473,7 @@ void x_final_file(sqlite3_context* ctx) {
     Aggregate* agg = existing_aggregate(ctx);
     if (agg == nullptr)
       throw Error("nsystrace: the query selected no rows, so no file was written");
-    check_scan_completed(ctx, *agg);
+    check_rows_whole(ctx, *agg);
     if (!agg->star)
       throw Error(fmt::format("nsystrace: {}: no trace_events row was aggregated; no file was written",
                               file_function(agg->format)));

@@ -94,10 +94,11 @@ bool EventSource::step_stream(Statement& s, bool main) {
     }
     // The main stream passes over the stragglers (they come, sorted, from the other stream). Both are in rowid
     // order, so one cursor into the list suffices; it moves past stragglers a filter removed from this stream.
-    if (main) {
+    if (main && straggler_rowids_ != nullptr) {
+      const std::vector<int64_t>& stragglers = *straggler_rowids_;
       int64_t rowid = s.int64(2);
-      while (next_straggler_ < straggler_rowids_.size() && straggler_rowids_[next_straggler_] < rowid) ++next_straggler_;
-      if (next_straggler_ < straggler_rowids_.size() && straggler_rowids_[next_straggler_] == rowid) {
+      while (next_straggler_ < stragglers.size() && stragglers[next_straggler_] < rowid) ++next_straggler_;
+      if (next_straggler_ < stragglers.size() && stragglers[next_straggler_] == rowid) {
         ++next_straggler_;
         continue;
       }
@@ -136,7 +137,7 @@ bool EventSource::next() {
     if (emitted_ && (start < last_start_ || (start == last_start_ && end > last_end_)))
       throw Error(fmt::format("nsystrace: rows of {} came out of time order (start {} after {}): an nsystrace bug; "
                               "please report it with the export's EXPORT_SCHEMA_VERSION",
-                              table_name_, start, last_start_));
+                              table_->name, start, last_start_));
     emitted_ = true;
     last_start_ = start;
     last_end_ = end;
@@ -197,7 +198,6 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   const ProfileCatalog::StoredOrder* stored = nullptr;
   if (base_table && !filter.ts_min && !filter.ts_max)
     stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);
-  table_name_ = table.name;
   if (stored == nullptr || !stored->nearly_sorted) {
     stmt_ = Statement(db_, "SELECT " + select_list + from + order);
     bind_all(stmt_, binds);
@@ -214,7 +214,7 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   with_list.emplace_back(list);
   stragglers_ = Statement(db_, "SELECT " + select_list + from + " AND rowid IN (SELECT value FROM json_each(?))" + order);
   bind_all(stragglers_, with_list);
-  straggler_rowids_ = stored->stragglers;
+  straggler_rowids_ = &stored->stragglers;  // the catalog outlives every scan of it
 }
 
 void EventSource::bind_all(Statement& s, const Binds& binds) {
@@ -298,10 +298,12 @@ std::string EventSource::string_column_in(const char* column, const std::vector<
   return cond + " OR " + col + " IS NULL)";
 }
 
-bool EventSource::name_could_be(const NameMatch& m, std::string_view candidate) const {
-  if (m.op == NameMatch::Op::eq) return candidate == m.pattern;
-  Statement s(db_, std::string("SELECT ?1 ") + m.sql_operator() + " ?2");
-  s.bind(1, candidate);
+bool NameMatcher::operator()(const NameMatch& m, std::string_view name) {
+  if (m.op == NameMatch::Op::eq) return name == m.pattern;
+  Statement& s = m.op == NameMatch::Op::like ? like_ : glob_;
+  if (!s) s = Statement(db_, std::string("SELECT ?1 ") + m.sql_operator() + " ?2");
+  s.reset();
+  s.bind(1, name);
   s.bind(2, m.pattern);
   return s.step() && !s.is_null(0) && s.int64(0) != 0;
 }

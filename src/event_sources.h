@@ -22,6 +22,20 @@ struct NameMatch {
   const char* sql_operator() const { return op == Op::eq ? "=" : op == Op::like ? "LIKE" : "GLOB"; }
 };
 
+// Whether a name satisfies a NameMatch, as SQLite decides it: `=` compares bytes (the BINARY collation, the only one
+// pushed down); LIKE and GLOB are SQLite's own operators, so they mean what they mean on this connection
+// (case_sensitive_like, an overloaded like()). Readers use it to narrow what they read, the scan to keep exactly the
+// rows that match. Its statements are prepared on first use and kept.
+class NameMatcher {
+ public:
+  explicit NameMatcher(sqlite3* db) : db_(db) {}
+  bool operator()(const NameMatch& m, std::string_view name);
+
+ private:
+  sqlite3* db_;
+  Statement like_, glob_;
+};
+
 // What a scan is restricted to (pushed down from trace_events' constraints). Bounds are inclusive.
 struct ScanFilter {
   uint32_t kinds = kAllKinds;
@@ -57,7 +71,7 @@ class EventSource {
  protected:
   using Binds = std::vector<std::variant<int64_t, std::string>>;
   EventSource(sqlite3* db, const ProfileCatalog& catalog, const ReportContext& report = {})
-      : db_(db), catalog_(catalog), report_(report) {}
+      : db_(db), catalog_(catalog), report_(report), name_matcher_(db) {}
   // A condition over this table's columns that every row whose name satisfies `m` meets (a superset is fine:
   // SQLite re-checks the name). "1" when it cannot narrow, "0" when no row of this table can match.
   virtual std::string name_condition(const NameMatch& m, Binds& binds) const { return "1"; }
@@ -72,8 +86,8 @@ class EventSource {
   static std::string json_list(const std::vector<std::string_view>& values);
   // `column` (a StringIds reference) names one of `names` (or a "[missing string N]" among them, or NULL).
   std::string string_column_in(const char* column, const std::vector<std::string_view>& names, Binds& binds) const;
-  // Whether the fixed name `candidate` satisfies m (evaluated by SQLite, so LIKE/GLOB mean what they mean there).
-  bool name_could_be(const NameMatch& m, std::string_view candidate) const;
+  // Whether the fixed name `candidate` satisfies m.
+  bool name_could_be(const NameMatch& m, std::string_view candidate) const { return name_matcher_(m, candidate); }
   // "(SELECT id FROM StringIds WHERE value <op> ?)", the ids of registered strings satisfying m.
   std::string string_ids_matching(const NameMatch& m, Binds& binds) const;
   // A column of this reader's table in SQL, or NULL when the export lacks it (the reader reads it as NULL too).
@@ -118,12 +132,12 @@ class EventSource {
   Statement stmt_;        // the stream the current row comes from
   Statement stragglers_;  // the few rows stored out of order, sorted (may be unused)
   bool started_ = false, has_row_ = false, has_straggler_ = false, main_in_stmt_ = true;
-  std::vector<int64_t> straggler_rowids_;  // in the order the main stream meets them
+  const std::vector<int64_t>* straggler_rowids_ = nullptr;  // the catalog's, in the order the main stream meets them
   size_t next_straggler_ = 0;
-  std::string table_name_;
   bool emitted_ = false;  // the order of the rows handed out so far (see next())
   int64_t last_start_ = 0, last_end_ = 0;
   SourceEvent event_;
+  mutable NameMatcher name_matcher_;
   uint64_t skipped_ = 0, invalid_ends_ = 0;
   bool end_was_null_ = false, end_invalid_ = false;
   int64_t stored_end_ = 0;

@@ -150,10 +150,11 @@ void PerfettoTraceWriter::end_packet() {
 
 uint64_t PerfettoTraceWriter::intern(std::unordered_map<std::string, uint64_t>& table, std::string_view s,
                                      uint32_t interned_field) {
-  auto it = table.find(std::string(s));
+  key_.assign(s.data(), s.size());  // a reused buffer: no allocation per lookup on the per-event path
+  auto it = table.find(key_);
   if (it != table.end()) return it->second;
   uint64_t iid = table.size() + 1;
-  table.emplace(std::string(s), iid);
+  table.emplace(key_, iid);
   interned_.begin(interned_field);
   interned_.varint_field(Interned::iid, iid);
   interned_.bytes_field(Interned::name, s);  // the same field number (2) for names and InternedString.str
@@ -215,11 +216,13 @@ uint64_t PerfettoTraceWriter::track_uuid(const Track& track, uint32_t lane) {
 }
 
 uint64_t PerfettoTraceWriter::counter_uuid(const Track& track, std::string_view metric) {
-  auto it = counters_.find(std::make_pair(track.pid, std::string(metric)));
+  counter_key_.first = track.pid;
+  counter_key_.second.assign(metric.data(), metric.size());  // reused: no allocation per sample
+  auto it = counters_.find(counter_key_);
   if (it != counters_.end()) return it->second;
   uint64_t parent = process_uuid(track);
   uint64_t uuid = next_uuid_++;
-  counters_.emplace(std::make_pair(track.pid, std::string(metric)), uuid);
+  counters_.emplace(counter_key_, uuid);
   begin_packet(last_ts_);
   packet_.begin(Packet::track_descriptor);
   packet_.varint_field(Descriptor::uuid, uuid);
@@ -289,7 +292,7 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   packet_.begin(Packet::track_event);
   packet_.varint_field(Event::type, row.has_dur ? Event::kSliceBegin : Event::kInstant);
   packet_.varint_field(Event::track_uuid, uuid);
-  if (category == 0) category = intern(other_categories_, kind_name(row.kind), Interned::event_categories);
+  if (category == 0) category = intern(categories_, kind_name(row.kind), Interned::event_categories);
   packet_.varint_field(Event::category_iids, category);
   packet_.varint_field(Event::name_iid, intern(names_, row.name, Interned::event_names));
   // Perfetto keeps one copy of each distinct arg set: a value unique to every event makes every set distinct and

@@ -90,9 +90,10 @@ class PerfettoTraceWriter {
   };
   std::priority_queue<PendingEnd, std::vector<PendingEnd>, std::greater<>> ends_;
   uint64_t begun_ = 0;
-  std::unordered_map<std::string, uint64_t> names_, arg_names_, arg_strings_;
-  uint64_t category_iids_[kKindCount] = {};
-  std::unordered_map<std::string, uint64_t> other_categories_;
+  std::unordered_map<std::string, uint64_t> names_, arg_names_, arg_strings_, categories_;
+  uint64_t category_iids_[kKindCount] = {};  // in front of categories_: by kind
+  std::string key_;                          // intern()'s lookup key
+  std::pair<int32_t, std::string> counter_key_;
   FlowLinker flows_;  // endpoints: bind ids of the calls' flows
   uint64_t next_flow_ = 1;
   uint64_t events_ = 0, clamped_ = 0;

@@ -44,6 +44,7 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
       reports_(std::move(reports)),
       layout_(catalogs_of(reports_), contexts_of(reports_)),
       names_(filter.names),
+      name_matcher_(db),
       limit_(filter.limit) {
   for (const Report& r : reports_) {
     for (auto& s : open_sources(db_, *r.catalog, filter, r.context)) sources_.push_back(std::move(s));
@@ -61,21 +62,11 @@ void TimelineScan::next() {
   pick();
 }
 
-bool TimelineScan::matches(const NameMatch& m, std::string_view name) {
-  if (m.op == NameMatch::Op::eq) return name == m.pattern;
-  Statement& s = m.op == NameMatch::Op::like ? like_ : glob_;
-  if (!s) s = Statement(db_, m.op == NameMatch::Op::like ? "SELECT ?1 LIKE ?2" : "SELECT ?1 GLOB ?2");
-  s.reset();
-  s.bind(1, name);
-  s.bind(2, m.pattern);
-  return s.step() && s.int64(0) != 0;
-}
-
 bool TimelineScan::names_match(std::string_view name) {
   for (const auto& any : names_) {
     bool one = false;
     for (const NameMatch& m : any)
-      if ((one = matches(m, name))) break;
+      if ((one = name_matcher_(m, name))) break;
     if (!one) return false;
   }
   return true;

@@ -53,9 +53,8 @@ class TimelineScan {
   void pick();
   // The pushed-down name constraints, applied exactly to the name each row is given: the readers' SQL only narrows
   // what they read (a superset), so the rows handed out are exactly those the query selects, and a LIMIT counts
-  // true rows. LIKE and GLOB are evaluated by SQLite itself, so they mean what they mean on this connection.
+  // true rows.
   bool names_match(std::string_view name);
-  bool matches(const NameMatch& m, std::string_view name);
 
   sqlite3* db_;
   std::vector<Report> reports_;
@@ -70,7 +69,7 @@ class TimelineScan {
   int64_t row_number_ = 0;
   std::vector<std::vector<NameMatch>> names_;
   std::optional<int64_t> limit_;
-  Statement like_, glob_;  // "SELECT ?1 LIKE ?2", prepared on first use
+  NameMatcher name_matcher_;
 };
 
 }  // namespace nsystrace

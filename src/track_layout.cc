@@ -48,11 +48,6 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
   auto it = tracks_.find(key);
   if (it == tracks_.end()) {
-    if (in_os_process(ev.placement) && ev.placement != Placement::process) {
-      int32_t pid = static_cast<int32_t>(ev.report * kReportPidStride + os_pid_of(ev.global_id));
-      auto [owner, fresh] = pid_owner_.emplace(pid, process_key_of(ev.global_id));
-      if (!fresh && owner->second != process_key_of(ev.global_id)) shared_pids_.insert(pid);
-    }
     Track t;
     t.id = static_cast<int64_t>(tracks_.size());
     t.placement = ev.placement;
@@ -68,6 +63,8 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
       t.name = "Diagnostics";
     } else if (in_os_process(ev.placement)) {  // a thread's own track, or one beside it
       t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
+      auto [owner, fresh] = pid_owner_.emplace(t.pid, process_key_of(ev.global_id));
+      if (!fresh && owner->second != process_key_of(ev.global_id)) shared_pids_.insert(t.pid);
       int32_t tid = os_tid_of(ev.global_id);
       const std::string* tn = catalog(ev).thread_name(ev.global_id);
       t.name = tn ? *tn : fmt::format("Thread {}", tid);

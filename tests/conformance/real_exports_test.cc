@@ -160,6 +160,17 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   return n;
 }
 
+std::string run(const std::string& command) {
+  std::string out;
+  if (FILE* p = popen(command.c_str(), "r")) {
+    char buf[65536];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    int status = pclose(p);
+    if (status != 0) ADD_FAILURE() << command << " failed:\n" << out;
+  }
+  return out;
+}
+
 // Perfetto's own importer (the one ui.perfetto.dev runs) is the judge: it takes every event of the trace, drops or
 // changes none (its stats show no error or data_loss row), and holds as many slices and flows as we wrote.
 TEST_P(RealExport, PerfettoImportsEveryEvent) {
@@ -177,27 +188,11 @@ TEST_P(RealExport, PerfettoImportsEveryEvent) {
   int64_t events = 0;
   for (const auto& [kind, n] : other->get("event_counts")->members)
     if (kind != "gpu_metric") events += std::stoll(n.text);
-  std::string out;
-  if (FILE* p = popen((tool + " " + trace).c_str(), "r")) {
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    ASSERT_EQ(pclose(p), 0) << out;
-  }
+  std::string out = run(tool + " " + trace);
   testjson::Value stats = testjson::parse(out);
   EXPECT_EQ(stats.get("stats")->items.size(), 0u) << "Perfetto dropped or changed events: " << out;
   EXPECT_EQ(stats.integer("slices"), events) << out;
   EXPECT_EQ(stats.integer("flows"), other->integer("flows")) << out;
-}
-
-std::string run(const std::string& command) {
-  std::string out;
-  if (FILE* p = popen(command.c_str(), "r")) {
-    char buf[65536];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    int status = pclose(p);
-    if (status != 0) ADD_FAILURE() << command << " failed:\n" << out;
-  }
-  return out;
 }
 
 // The Perfetto protobuf trace of the same rows as the JSON holds, as Perfetto's importer reads them: nothing
