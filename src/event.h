@@ -10,9 +10,9 @@ namespace nsystrace {
 // Row kinds of trace_events, in the order their sources are merged at equal timestamps.
 enum class Kind : uint8_t {
   nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel, osrt, sched, cuda_event, diagnostic, graph,
-  cudnn, cublas, mpi, cuda_graph, gpu_metric
+  cudnn, cublas, mpi, cuda_graph, gpu_metric, cpu_sample
 };
-constexpr int kKindCount = 17;
+constexpr int kKindCount = 18;
 constexpr uint32_t kAllKinds = (1u << kKindCount) - 1;
 inline uint32_t kind_bit(Kind k) { return 1u << static_cast<int>(k); }
 const char* kind_name(Kind kind);
@@ -29,6 +29,7 @@ enum class Placement : uint8_t {
   cpu_nccl,    // NVTX ranges of the NCCL domain: a track of their own beside their thread
   process,     // process-wide events (diagnostics): a "Diagnostics" track of the process
   gpu_metrics, // sampled GPU counters: one process per metrics source (typeId), a counter track per metric
+  cpu_samples, // CPU call-stack samples: a "(samples)" track beside their thread
 };
 
 // Chrome pids: OS pids are below 2^24 (nsys keeps 24 bits), so GPU d gets pid kGpuPidBase + d. When several
@@ -89,6 +90,9 @@ struct Track {
   // they can (Chrome tids) and make up one otherwise.
   bool has_own_id = false;
   int32_t own_id = 0;
+  // The thread a thread's own track or a track beside it belongs to (its name and OS tid); empty otherwise.
+  std::string thread_name;
+  int32_t thread_tid = 0;
 };
 
 // One row of trace_events.

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstring>
 
+#include "src/callchains.h"
 #include "src/chrome_colors.h"
 #include "src/json_writer.h"
 
@@ -16,7 +17,8 @@ namespace {
 
 const char* const kKindNames[kKindCount] = {"nvtx",        "cuda_api", "kernel", "memcpy",     "memset",    "sync",
                                             "nvtx_kernel", "osrt",     "sched",  "cuda_event", "diagnostic", "graph",
-                                            "cudnn",       "cublas",   "mpi",    "cuda_graph", "gpu_metric"};
+                                            "cudnn",       "cublas",   "mpi",    "cuda_graph", "gpu_metric",
+                                            "cpu_sample"};
 
 bool valid_utf8(std::string_view s) {
   auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -645,7 +647,10 @@ class CallSource final : public EventSource {
  public:
   CallSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
              const ReportContext& r, Kind kind)
-      : EventSource(db, catalog, r), b_(t), kind_(kind) {
+      : EventSource(db, catalog, r),
+        b_(t),
+        kind_(kind),
+        backtraces_(db, catalog, kind == Kind::osrt ? "OSRT_CALLCHAINS" : kind == Kind::cuda_api ? "CUDA_CALLCHAINS" : "") {
     interval_first(b_);
     global_tid_ = b_.column("globalTid");
     name_id_ = b_.column("nameId");
@@ -696,13 +701,17 @@ class CallSource final : public EventSource {
     optional_int(o, "graph_id", graph_id_);
     optional_int(o, "graph_node_id", graph_node_id_);
     optional_int(o, "graph_exec_id", graph_exec_id_);
-    if (auto callchain = stmt_.optional_int64(callchain_); callchain && (kind_ == Kind::cuda_api || *callchain != 0))
+    if (auto callchain = stmt_.optional_int64(callchain_); callchain && (kind_ == Kind::cuda_api || *callchain != 0)) {
       o.integer("callchain_id", *callchain);
+      // 0: no backtrace was recorded for the call.
+      if (*callchain != 0 && backtraces_.available()) o.stack("backtrace", backtraces_.read(*callchain));
+    }
   }
 
  private:
   SelectBuilder b_;
   Kind kind_;
+  mutable CallchainReader backtraces_;
   const char* unnamed_;
   int global_tid_, correlation_, name_id_, return_value_, event_class_, nesting_, callchain_, graph_id_,
       graph_node_id_, graph_exec_id_;
@@ -1029,6 +1038,55 @@ class DiagnosticSource final : public EventSource {
   int text_, severity_, source_, global_pid_;
 };
 
+// CPU samples (COMPOSITE_EVENTS, nsys's --sample): one instant per sample on a "(samples)" track beside its thread,
+// named after the innermost frame of its stack (SAMPLING_CALLCHAINS: "[no stack]" when it has none), the whole stack
+// in its args.
+class CpuSampleSource final : public EventSource {
+ public:
+  CpuSampleSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+                  const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t), stacks_(db, catalog, kStackTable) {
+    instant_first(b_, "start");
+    global_tid_ = b_.column("globalTid");
+    cpu_ = b_.column("cpu");
+    state_ = b_.column("threadState");
+    cycles_ = b_.column("cpuCycles");
+    // Older exports declare id INT (not a rowid alias): the stack is found by the id column.
+    std::string id_sql = catalog.schema().qualified(t.name) + "." + quote_identifier(t.has("id") ? "id" : "rowid");
+    id_ = b_.expression(id_sql);
+    innermost_ = b_.expression(CallchainReader::innermost_symbol_sql(catalog, kStackTable, id_sql));
+    event_.kind = Kind::cpu_sample;
+    event_.placement = Placement::cpu_samples;
+    event_.instant = true;
+    prepare(t, b_.select_list(), f, Shape{PidColumn::thread, "", "start", ""});
+  }
+  Kind kind() const override { return Kind::cpu_sample; }
+  bool read_row() override {
+    read_interval(true);
+    event_.dur = 0;
+    read_optional(global_tid_, event_.has_global_id, event_.global_id);
+    event_.name = string_or_placeholder(innermost_, name_scratch_).value_or(kNoStack);
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    optional_int(o, "cpu", cpu_);
+    if (auto state = stmt_.optional_int64(state_)) {
+      if (const std::string* label = catalog_.thread_state_label(*state)) o.string("thread_state", *label);
+      else o.integer("thread_state", *state);
+    }
+    optional_int(o, "cpu_cycles", cycles_);
+    o.stack("stack", stacks_.read(stmt_.int64(id_)));
+  }
+
+ private:
+  static constexpr const char* kStackTable = "SAMPLING_CALLCHAINS";
+  static constexpr const char* kNoStack = "[no stack]";
+  SelectBuilder b_;
+  mutable CallchainReader stacks_;
+  int global_tid_, cpu_, state_, cycles_, id_, innermost_;
+  std::string name_scratch_;
+};
+
 // A table whose rows this export gives no way to place (e.g. CUDA events without a timestamp before 2023.4): no
 // events, but its rows are counted as skipped so the trace says what it could not show.
 class UnplaceableRows final : public EventSource {
@@ -1094,6 +1152,7 @@ constexpr SourceTable kSourceTables[] = {
     {Kind::mpi, "MPI_OTHER_EVENTS", 20, false, open_reader<MpiSource>},
     {Kind::cuda_event, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", 9, true, open_reader<CudaEventSource>},
     {Kind::diagnostic, "DIAGNOSTIC_EVENT", 10, false, open_reader<DiagnosticSource>},
+    {Kind::cpu_sample, "COMPOSITE_EVENTS", 21, false, open_reader<CpuSampleSource>},
 };
 
 void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const ProfileCatalog& catalog,
@@ -1105,6 +1164,7 @@ void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const
   if (t == nullptr) return;  // absent table = no events (nsys creates tables lazily)
   std::vector<const char*> required = {"start", "end"};
   if (kind == Kind::sched) required = {"start", "isSchedIn", "globalTid"};
+  if (kind == Kind::cpu_sample) required = {"start"};
   if (kind == Kind::cuda_event || kind == Kind::diagnostic || kind == Kind::gpu_metric) required = {"timestamp"};
   if (kind == Kind::cuda_event && !t->has("timestamp")) {
     out.push_back(std::make_unique<UnplaceableRows>(db, catalog, kind, table));

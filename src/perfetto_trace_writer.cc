@@ -12,12 +12,12 @@ namespace Trace { constexpr uint32_t packet = 1; }
 namespace Packet {
 constexpr uint32_t timestamp = 8, track_event = 11, trusted_packet_sequence_id = 10, interned_data = 12,
                    sequence_flags = 13, clock_snapshot = 6, trace_packet_defaults = 59, track_descriptor = 60,
-                   chrome_events = 5;
+                   chrome_events = 5, stack_sample = 135;
 constexpr uint64_t kSeqIncrementalStateCleared = 1;
 }  // namespace Packet
 namespace Event {
 constexpr uint32_t category_iids = 3, debug_annotations = 4, legacy_event = 6, type = 9, name_iid = 10,
-                   track_uuid = 11, counter_value = 30, double_counter_value = 44;
+                   track_uuid = 11, counter_value = 30, double_counter_value = 44, callstack_iid = 56;
 constexpr uint64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
 }  // namespace Event
 namespace Legacy { constexpr uint32_t bind_id = 8, flow_direction = 13; constexpr uint64_t kFlowIn = 1, kFlowOut = 2; }
@@ -26,9 +26,18 @@ constexpr uint32_t name_iid = 1, bool_value = 2, uint_value = 3, int_value = 4, 
                    legacy_json_value = 9, array_values = 12, string_value_iid = 17;
 }
 namespace Interned {
-constexpr uint32_t event_categories = 1, event_names = 2, debug_annotation_names = 3, debug_annotation_string_values = 29;
+constexpr uint32_t event_categories = 1, event_names = 2, debug_annotation_names = 3, debug_annotation_string_values = 29,
+                   function_names = 5, frames = 6, callstacks = 7, mapping_paths = 17, mappings = 19;
 constexpr uint32_t iid = 1, name = 2, str = 2;  // EventCategory/EventName/DebugAnnotationName: name; InternedString: str
 }  // namespace Interned
+namespace Frame { constexpr uint32_t iid = 1, function_name_id = 2, mapping_id = 3; }
+namespace Mapping { constexpr uint32_t iid = 1, path_string_ids = 7; }
+namespace Callstack { constexpr uint32_t iid = 1, frame_ids = 2; }
+namespace Sample {
+constexpr uint32_t task_context = 1, execution_context = 3, callstack_iid = 6;
+constexpr uint32_t task_pid = 2, task_tid = 3, exec_cpu = 2, exec_mode = 3;
+constexpr uint64_t kModeUser = 1, kModeKernel = 2;
+}  // namespace Sample
 namespace Descriptor {
 constexpr uint32_t uuid = 1, name = 2, process = 3, thread = 4, parent_uuid = 5, counter = 8, child_ordering = 11,
                    sibling_order_rank = 12, sibling_merge_behavior = 15;
@@ -81,6 +90,13 @@ class PerfettoTraceWriter::Annotations final : public ArgsSink {
     }
     return close();
   }
+  // An API call's backtrace: the slice's own callstack (Perfetto shows it with the slice and can aggregate it).
+  ArgsSink& stack(std::string_view key, const Stack& stack) override {
+    callstack = w_.callstack_iid(stack);
+    if (stack.missing_depths != 0) integer(std::string(key) + "_missing_depths", stack.missing_depths);
+    return *this;
+  }
+  uint64_t callstack = 0;  // the interned callstack of the event, 0 for none
 
  private:
   void open(std::string_view key) {
@@ -184,27 +200,20 @@ uint64_t PerfettoTraceWriter::track_uuid(const Track& track, uint32_t lane) {
   TrackUuids& t = tracks_[&track];
   if (lane < t.lanes.size() && t.lanes[lane] != 0) return t.lanes[lane];
   if (lane >= t.lanes.size()) t.lanes.resize(lane + 1, 0);
+  // A thread's own track is the thread itself (described once, also for its CPU samples: thread_uuid); every other
+  // track (and every extra lane) is named, under its parent.
+  if (lane == 0 && track.placement == Placement::cpu_thread && track.has_own_id)
+    if (uint64_t uuid = thread_uuid(track, track.own_id); uuid != 0) return t.lanes[0] = uuid;
   uint64_t parent = lane == 0 ? process_uuid(track) : track_uuid(track, 0);
   uint64_t uuid = t.lanes[lane] = next_uuid_++;
   begin_packet(last_ts_);
   packet_.begin(Packet::track_descriptor);
   packet_.varint_field(Descriptor::uuid, uuid);
-  // A thread's own track is the thread itself; every other track (and every extra lane) is named, under its parent.
-  bool thread = lane == 0 && track.placement == Placement::cpu_thread && track.has_own_id && track.pid > 0 &&
-                track.own_id > 0;
-  if (thread) {
-    packet_.begin(Descriptor::thread);
-    packet_.int_field(ThreadDesc::pid, track.pid);
-    packet_.int_field(ThreadDesc::tid, track.own_id);
-    packet_.bytes_field(ThreadDesc::thread_name, track.name);
-    packet_.end();
-  } else {
-    packet_.varint_field(Descriptor::parent_uuid, parent);
-    packet_.bytes_field(Descriptor::name, lane == 0 ? track.name : fmt::format("{} [lane {}]", track.name, lane));
-    // Perfetto merges same-named tracks of a process unless told not to: two threads both named "python3" have two
-    // "python3 (NVTX start/end)" tracks, which must stay apart (as their tids do in the JSON).
-    packet_.varint_field(Descriptor::sibling_merge_behavior, Descriptor::kMergeNone);
-  }
+  packet_.varint_field(Descriptor::parent_uuid, parent);
+  packet_.bytes_field(Descriptor::name, lane == 0 ? track.name : fmt::format("{} [lane {}]", track.name, lane));
+  // Perfetto merges same-named tracks of a process unless told not to: two threads both named "python3" have two
+  // "python3 (NVTX start/end)" tracks, which must stay apart (as their tids do in the JSON).
+  packet_.varint_field(Descriptor::sibling_merge_behavior, Descriptor::kMergeNone);
   // The JSON's track order in its process: by id (a thread's tid, a stream's id, then the tracks without one), and
   // lanes right after their track.
   int64_t rank = lane == 0 ? (track.has_own_id ? track.own_id : (int64_t{1} << 24) + track.id) : lane;
@@ -213,6 +222,108 @@ uint64_t PerfettoTraceWriter::track_uuid(const Track& track, uint32_t lane) {
   packet_.end();
   end_packet();
   return uuid;
+}
+
+uint64_t PerfettoTraceWriter::thread_uuid(const Track& track, int32_t tid) {
+  if (track.pid <= 0 || tid <= 0) return 0;  // not an OS thread Perfetto can describe
+  auto [it, fresh] = threads_.try_emplace(std::make_pair(track.pid, tid), 0);
+  if (!fresh) return it->second;
+  process_uuid(track);
+  it->second = next_uuid_++;
+  begin_packet(last_ts_);
+  packet_.begin(Packet::track_descriptor);
+  packet_.varint_field(Descriptor::uuid, it->second);
+  packet_.begin(Descriptor::thread);
+  packet_.int_field(ThreadDesc::pid, track.pid);
+  packet_.int_field(ThreadDesc::tid, tid);
+  packet_.bytes_field(ThreadDesc::thread_name, track.thread_name);
+  packet_.end();
+  packet_.int_field(Descriptor::sibling_order_rank, tid);  // the JSON's order: threads by tid
+  packet_.varint_field(Descriptor::child_ordering, Descriptor::kExplicitOrder);
+  packet_.end();
+  end_packet();
+  return it->second;
+}
+
+uint64_t PerfettoTraceWriter::frame_iid(const StackFrame& f) {
+  key_.assign(f.symbol.data(), f.symbol.size());
+  key_.push_back('\0');
+  key_.append(f.module.data(), f.module.size());
+  auto it = frames_.find(key_);
+  if (it != frames_.end()) return it->second;
+  uint64_t iid = frames_.size() + 1;
+  frames_.emplace(key_, iid);
+  uint64_t function = intern(function_names_, f.symbol, Interned::function_names);
+  uint64_t mapping = 0;
+  if (!f.module.empty()) {
+    auto [m, fresh] = mappings_.try_emplace(std::string(f.module), mappings_.size() + 1);
+    mapping = m->second;
+    if (fresh) {
+      uint64_t path = intern(mapping_paths_, f.module, Interned::mapping_paths);
+      interned_.begin(Interned::mappings);
+      interned_.varint_field(Mapping::iid, mapping);
+      interned_.varint_field(Mapping::path_string_ids, path);
+      interned_.end();
+    }
+  }
+  interned_.begin(Interned::frames);
+  interned_.varint_field(Frame::iid, iid);
+  interned_.varint_field(Frame::function_name_id, function);
+  if (mapping != 0) interned_.varint_field(Frame::mapping_id, mapping);
+  interned_.end();
+  return iid;
+}
+
+uint64_t PerfettoTraceWriter::callstack_iid(const Stack& stack) {
+  if (stack.frames.empty()) return 0;
+  // Perfetto's callstacks run from the outermost frame; nsys's from the innermost.
+  frame_ids_.clear();
+  for (auto f = stack.frames.rbegin(); f != stack.frames.rend(); ++f) frame_ids_.push_back(frame_iid(*f));
+  std::string key(reinterpret_cast<const char*>(frame_ids_.data()), frame_ids_.size() * sizeof(uint64_t));
+  auto [it, fresh] = callstacks_.try_emplace(std::move(key), callstacks_.size() + 1);
+  if (fresh) {
+    interned_.begin(Interned::callstacks);
+    interned_.varint_field(Callstack::iid, it->second);
+    for (uint64_t frame : frame_ids_) interned_.varint_field(Callstack::frame_ids, frame);
+    interned_.end();
+  }
+  return it->second;
+}
+
+// A CPU sample: Perfetto's own stack sample of its thread (so the UI draws it on the thread and aggregates any
+// selection into a flame graph), with its cpu and privilege mode (the innermost frame's).
+void PerfettoTraceWriter::add_sample(const TraceRow& row, int64_t ts, const ArgsSource& args) {
+  struct SampleArgs final : IgnoringArgs {
+    PerfettoTraceWriter& w;
+    explicit SampleArgs(PerfettoTraceWriter& writer) : w(writer) {}
+    std::optional<int64_t> cpu;
+    bool kernel = false;
+    uint64_t callstack = 0;
+    ArgsSink& integer(std::string_view k, int64_t v) override { return k == "cpu" ? (cpu = v, *this) : *this; }
+    ArgsSink& stack(std::string_view, const Stack& s) override {
+      kernel = !s.frames.empty() && s.frames.front().kernel;
+      callstack = w.callstack_iid(s);
+      return *this;
+    }
+  } sample(*this);
+  const Track& track = *row.track;
+  thread_uuid(track, track.thread_tid);  // names the thread
+  begin_packet(ts);
+  args.write(sample);  // interns the stack into this packet
+  packet_.begin(Packet::stack_sample);
+  packet_.begin(Sample::task_context);
+  packet_.varint_field(Sample::task_pid, static_cast<uint32_t>(track.pid));
+  packet_.varint_field(Sample::task_tid, static_cast<uint32_t>(track.thread_tid));
+  packet_.end();
+  if (sample.cpu && *sample.cpu >= 0) {
+    packet_.begin(Sample::execution_context);
+    packet_.varint_field(Sample::exec_cpu, static_cast<uint64_t>(*sample.cpu));
+    packet_.varint_field(Sample::exec_mode, sample.kernel ? Sample::kModeKernel : Sample::kModeUser);
+    packet_.end();
+  }
+  if (sample.callstack != 0) packet_.varint_field(Sample::callstack_iid, sample.callstack);
+  packet_.end();
+  end_packet();
 }
 
 uint64_t PerfettoTraceWriter::counter_uuid(const Track& track, std::string_view metric) {
@@ -257,17 +368,12 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   end_slices_until(ts);
 
   if (row.kind == Kind::gpu_metric) {  // a counter sample: its value is its one arg
-    struct Value final : ArgsSink {
+    struct Value final : IgnoringArgs {
       bool has = false, is_int = false;
       int64_t i = 0;
       double d = 0;
       ArgsSink& integer(std::string_view k, int64_t v) override { return k == "value" ? (has = is_int = true, i = v, *this) : *this; }
-      ArgsSink& unsigned_integer(std::string_view, uint64_t) override { return *this; }
       ArgsSink& real(std::string_view k, double v) override { return k == "value" ? (has = true, d = v, *this) : *this; }
-      ArgsSink& string(std::string_view, std::string_view) override { return *this; }
-      ArgsSink& boolean(std::string_view, bool) override { return *this; }
-      ArgsSink& null(std::string_view) override { return *this; }
-      ArgsSink& triple(std::string_view, int64_t, int64_t, int64_t) override { return *this; }
     } value;
     args.write(value);
     if (!value.has) return;  // a sample without a value (the JSON writes none either)
@@ -280,6 +386,11 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
     else packet_.double_field(Event::double_counter_value, value.d);
     packet_.end();
     end_packet();
+    return;
+  }
+
+  if (row.kind == Kind::cpu_sample) {
+    add_sample(row, ts, args);
     return;
   }
 
@@ -309,6 +420,7 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
     if (row.has_dur) annotations.integer("recorded_dur_ns", row.dur);
   }
   args.write(annotations);
+  if (annotations.callstack != 0) packet_.varint_field(Event::callstack_iid, annotations.callstack);
   if (link.recorded || link.launched_by) {  // an API call's flow out, or the GPU work's flow in
     packet_.begin(Event::legacy_event);
     packet_.varint_field(Legacy::bind_id, link.recorded ? next_flow_++ : link.launched_by->endpoint);

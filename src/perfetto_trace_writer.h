@@ -15,6 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <queue>
 #include <string>
 #include <string_view>
@@ -66,6 +67,10 @@ class PerfettoTraceWriter {
   void end_packet();  // appends the packet, with any interned data it introduced, to the output
   uint64_t process_uuid(const Track& track);
   uint64_t track_uuid(const Track& track, uint32_t lane);
+  uint64_t thread_uuid(const Track& track, int32_t tid);  // 0 when the track's thread is no OS thread
+  uint64_t frame_iid(const StackFrame& frame);
+  uint64_t callstack_iid(const Stack& stack);  // 0 for an empty stack
+  void add_sample(const TraceRow& row, int64_t ts, const ArgsSource& args);
   uint64_t counter_uuid(const Track& track, std::string_view metric);
   uint64_t intern(std::unordered_map<std::string, uint64_t>& table, std::string_view s, uint32_t interned_field);
 
@@ -75,6 +80,7 @@ class PerfettoTraceWriter {
   int64_t last_ts_ = 0;   // the incremental clock
   uint64_t next_uuid_ = 1;
   std::unordered_map<int32_t, uint64_t> processes_;  // pid -> process track uuid
+  std::map<std::pair<int32_t, int32_t>, uint64_t> threads_;  // (pid, tid) -> thread track uuid
   struct TrackUuids {
     std::vector<uint64_t> lanes;  // uuid by lane, 0 until described
     uint64_t rank = 0;
@@ -91,6 +97,10 @@ class PerfettoTraceWriter {
   std::priority_queue<PendingEnd, std::vector<PendingEnd>, std::greater<>> ends_;
   uint64_t begun_ = 0;
   std::unordered_map<std::string, uint64_t> names_, arg_names_, arg_strings_, categories_;
+  // Call stacks: function names and module paths, mappings (by module), frames (by symbol and module), callstacks
+  // (by their frame iids).
+  std::unordered_map<std::string, uint64_t> function_names_, mapping_paths_, mappings_, frames_, callstacks_;
+  std::vector<uint64_t> frame_ids_;
   uint64_t category_iids_[kKindCount] = {};  // in front of categories_: by kind
   std::string key_;                          // intern()'s lookup key
   std::pair<int32_t, std::string> counter_key_;

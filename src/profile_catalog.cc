@@ -12,7 +12,7 @@ const char* const kEventTables[] = {
     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API", "SCHED_EVENTS",
     "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "DIAGNOSTIC_EVENT", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUDNN_EVENTS",
     "CUBLAS_EVENTS", "CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS", "MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS",
-    "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS", "GPU_METRICS", nullptr};
+    "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS", "GPU_METRICS", "COMPOSITE_EVENTS", nullptr};
 
 void StringTable::load(sqlite3* db, const ExportSchema& schema) {
   const TableInfo* t = schema.table("StringIds");
@@ -59,6 +59,7 @@ std::shared_ptr<ProfileCatalog> ProfileCatalog::load(sqlite3* db, const std::str
   c->load_labels(db, "ENUM_CUDA_MEM_KIND", "id", "label", c->memory_kinds_);
   c->load_labels(db, "ENUM_CUPTI_SYNC_TYPE", "id", "label", c->sync_types_);
   c->load_labels(db, "TARGET_INFO_GPU_METRICS", "typeId", "typeName", c->gpu_metric_types_);
+  c->load_labels(db, "ENUM_SAMPLING_THREAD_STATE", "id", "label", c->thread_states_);
   c->load_export_metadata(db);
   return c;
 }

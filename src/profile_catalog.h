@@ -66,6 +66,7 @@ class ProfileCatalog {
   const std::string* memory_kind_label(int64_t id) const { return find(memory_kinds_, id); }
   const std::string* sync_type_label(int64_t id) const { return find(sync_types_, id); }
   const std::string* gpu_metrics_type_name(int64_t type_id) const { return find(gpu_metric_types_, type_id); }
+  const std::string* thread_state_label(int64_t id) const { return find(thread_states_, id); }
 
   const std::vector<std::pair<std::string, std::string>>& export_metadata() const { return export_metadata_; }
   std::optional<int64_t> session_start_utc_ns() const { return session_start_utc_ns_; }
@@ -106,7 +107,7 @@ class ProfileCatalog {
   std::map<int64_t, std::string> gpus_;                 // deviceId -> "NVIDIA H100 80GB HBM3"
   std::unordered_map<int64_t, std::string> nvtx_domains_;
   std::map<std::pair<int64_t, int64_t>, std::string> nvtx_categories_;
-  std::map<int64_t, std::string> memcpy_kinds_, memory_kinds_, sync_types_, gpu_metric_types_;
+  std::map<int64_t, std::string> memcpy_kinds_, memory_kinds_, sync_types_, gpu_metric_types_, thread_states_;
   std::vector<std::pair<std::string, std::string>> export_metadata_;
   std::optional<int64_t> session_start_utc_ns_;
   mutable std::optional<int64_t> profile_end_;

@@ -8,7 +8,7 @@ namespace {
 // Placements drawn under the event's own OS process (the others are under a GPU or a GPU metrics source).
 bool in_os_process(Placement p) {
   return p == Placement::cpu_thread || p == Placement::cpu_async || p == Placement::cpu_sched ||
-         p == Placement::cpu_nccl || p == Placement::process;
+         p == Placement::cpu_nccl || p == Placement::cpu_samples || p == Placement::process;
 }
 }  // namespace
 
@@ -38,7 +38,8 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
     case Placement::cpu_thread:
     case Placement::cpu_async:
     case Placement::cpu_sched:
-    case Placement::cpu_nccl: key = Key{space, ev.global_id, 0, 0}; break;
+    case Placement::cpu_nccl:
+    case Placement::cpu_samples: key = Key{space, ev.global_id, 0, 0}; break;
     case Placement::gpu_stream: key = Key{space, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
     case Placement::gpu_sync:
     case Placement::gpu_metrics: key = Key{space, ev.device_id, 0, 0}; break;
@@ -67,14 +68,17 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
       if (!fresh && owner->second != process_key_of(ev.global_id)) shared_pids_.insert(t.pid);
       int32_t tid = os_tid_of(ev.global_id);
       const std::string* tn = catalog(ev).thread_name(ev.global_id);
-      t.name = tn ? *tn : fmt::format("Thread {}", tid);
+      t.thread_name = tn ? *tn : fmt::format("Thread {}", tid);
+      t.thread_tid = tid;
+      t.name = t.thread_name;
       if (ev.placement == Placement::cpu_thread) {
         t.has_own_id = true;
         t.own_id = tid;
       } else {
-        t.name += ev.placement == Placement::cpu_async  ? " (NVTX start/end)"
-                  : ev.placement == Placement::cpu_nccl ? " (NCCL)"
-                                                        : " (CPU)";
+        t.name += ev.placement == Placement::cpu_async    ? " (NVTX start/end)"
+                  : ev.placement == Placement::cpu_nccl   ? " (NCCL)"
+                  : ev.placement == Placement::cpu_samples ? " (samples)"
+                                                          : " (CPU)";
       }
     } else {
       t.pid = static_cast<int32_t>(report_base + gpu_pid(ev.device_id));
