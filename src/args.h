@@ -25,6 +25,8 @@ struct Stack {
   std::vector<StackFrame> frames;
   int64_t missing_depths = 0;
 };
+// What a CPU sample without any frame is called (its trace_events name; its one frame where a format needs one).
+constexpr const char* kNoStack = "[no stack]";
 
 class ArgsSink {
  public:

@@ -1080,7 +1080,6 @@ class CpuSampleSource final : public EventSource {
 
  private:
   static constexpr const char* kStackTable = "SAMPLING_CALLCHAINS";
-  static constexpr const char* kNoStack = "[no stack]";
   SelectBuilder b_;
   mutable CallchainReader stacks_;
   int global_tid_, cpu_, state_, cycles_, id_, innermost_;

@@ -302,7 +302,9 @@ void PerfettoTraceWriter::add_sample(const TraceRow& row, int64_t ts, const Args
     ArgsSink& integer(std::string_view k, int64_t v) override { return k == "cpu" ? (cpu = v, *this) : *this; }
     ArgsSink& stack(std::string_view, const Stack& s) override {
       kernel = !s.frames.empty() && s.frames.front().kernel;
-      callstack = w.callstack_iid(s);
+      // Perfetto's importer leaves out a sample without a callstack: one without frames gets a single frame saying so.
+      static const Stack none{{StackFrame{kNoStack, {}}}, 0};
+      callstack = w.callstack_iid(s.frames.empty() ? none : s);
       return *this;
     }
   } sample(*this);

@@ -32,7 +32,7 @@ std::vector<std::string> real_exports() {
 }
 
 const char* const kKinds[] = {"kernel", "memcpy", "memset", "sync", "cuda_api", "nvtx", "osrt", "sched", "cuda_event",
-                              "diagnostic"};
+                              "diagnostic", "cpu_sample"};
 
 // What the profile itself says: rows per kind, counted straight from the source tables.
 std::map<std::string, int64_t> source_counts(testdb::Db& db) {
@@ -56,7 +56,8 @@ std::map<std::string, int64_t> source_counts(testdb::Db& db) {
           // CUDA events without a timestamp (before 2023.4) cannot be placed: counted as skipped instead.
           {"cuda_event", has("CUPTI_ACTIVITY_KIND_CUDA_EVENT") && has_column("CUPTI_ACTIVITY_KIND_CUDA_EVENT", "timestamp")
                              ? count("CUPTI_ACTIVITY_KIND_CUDA_EVENT") : 0},
-          {"diagnostic", count("DIAGNOSTIC_EVENT")}};
+          {"diagnostic", count("DIAGNOSTIC_EVENT")},
+          {"cpu_sample", count("COMPOSITE_EVENTS")}};
 }
 
 class RealExport : public ::testing::TestWithParam<std::string> {};
@@ -210,7 +211,13 @@ TEST_P(RealExport, PerfettoProtobufHoldsWhatTheJsonHolds) {
                                       "where ts between " + std::to_string(first + (last - first) / 3) + " and " +
                                           std::to_string(first + (last - first) / 2),
                                       "where pid = 16777216"};
-  const std::string slices = "select ts, dur, name, category from slice order by ts, dur, name, category";
+  // CPU samples are instants in the JSON, Perfetto's own stack samples in the protobuf (compared below).
+  const std::string slices =
+      "select ts, dur, name, category from slice where category != \"cpu_sample\" order by ts, dur, name, category";
+  auto tp_integer = [&](const std::string& trace, const std::string& q) {
+    std::string out = run(tools + "/trace-processor query " + trace + " '" + q + "' 2>/dev/null");
+    return std::stoll(out.substr(out.find('\n') + 1));
+  };
   for (const std::string& where : filters) {
     if (db.integer("select count(*) from trace_events " + where) == 0) continue;
     std::string json = dir.file("t.json.gz"), proto = dir.file("t.pftrace");
@@ -221,8 +228,12 @@ TEST_P(RealExport, PerfettoProtobufHoldsWhatTheJsonHolds) {
     EXPECT_EQ(ps.get("stats")->items.size(), 0u) << where << ": Perfetto dropped or changed events";
     // (Not tracks_with_slices: Perfetto's JSON importer folds a tid-0 row into its process's main thread, where the
     // protobuf keeps it on the "Thread 0" track it is laid out on.)
-    for (const char* key : {"slices", "flows", "counter_values"})
-      EXPECT_EQ(ps.str(key), js.str(key)) << where << ": " << key;
+    int64_t samples = db.integer("select count(*) from trace_events " + where + (where.empty() ? " where " : " and ") +
+                                 "kind = 'cpu_sample'");
+    EXPECT_EQ(tp_integer(json, "select count(*) from slice where category = \"cpu_sample\""), samples) << where;
+    EXPECT_EQ(tp_integer(proto, "select count(*) from stack_sample"), samples) << where;
+    EXPECT_EQ(ps.integer("slices") + samples, js.integer("slices")) << where;
+    for (const char* key : {"flows", "counter_values"}) EXPECT_EQ(ps.str(key), js.str(key)) << where << ": " << key;
     EXPECT_EQ(run(tools + "/trace-processor query " + proto + " '" + slices + "' 2>/dev/null"),
               run(tools + "/trace-processor query " + json + " '" + slices + "' 2>/dev/null"))
         << where;
@@ -239,6 +250,82 @@ TEST_P(RealExport, PerfettoProtobufHoldsWhatTheJsonHolds) {
                   ps.str("flows").c_str());
     }
   }
+}
+
+// Every call stack in trace_events is exactly its callchain table's frames, in stackDepth order (innermost first),
+// with their symbol and module texts and flags: CPU samples (SAMPLING_CALLCHAINS by COMPOSITE_EVENTS.id), OS runtime
+// and CUDA API backtraces (OSRT_CALLCHAINS, CUDA_CALLCHAINS by callchainId). Compared both ways with EXCEPT, from a
+// plain SQL statement over the raw tables.
+TEST_P(RealExport, StacksAreTheExportsFrames) {
+  testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
+  auto has = [&](const std::string& t) {
+    return db.integer("select count(*) from sqlite_schema where type='table' and name='" + t + "'") > 0;
+  };
+  struct Chains {
+    const char* kind; const char* events; const char* chains; const char* key; const char* arg;
+  };
+  int checked = 0;
+  for (const Chains& c : {Chains{"cpu_sample", "COMPOSITE_EVENTS", "SAMPLING_CALLCHAINS", "id", "stack"},
+                          Chains{"osrt", "OSRT_API", "OSRT_CALLCHAINS", "callchainId", "backtrace"},
+                          Chains{"cuda_api", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUDA_CALLCHAINS", "callchainId", "backtrace"}}) {
+    if (!has(c.events) || !has(c.chains)) continue;
+    ++checked;
+    std::string kind = c.kind, arg = c.arg, events = c.events, chains = c.chains, key = c.key;
+    // trace_events' rowid is (source rowid << 5) | tag: its row of the event table.
+    std::string ours = "select e." + key + ", f.key, json_extract(f.value, '$.symbol'), json_extract(f.value, '$.module'), "
+                       "coalesce(json_extract(f.value, '$.kernel'), 0), coalesce(json_extract(f.value, '$.unresolved'), 0) "
+                       "from trace_events t cross join " + events + " e on e.rowid = (t.rowid >> 5) & 72057594037927935, "
+                       "json_each(t.args, '$." + arg + "') f where t.kind = '" + kind + "'";
+    std::string raw = "select e." + key + ", row_number() over (partition by e.rowid order by c.stackDepth) - 1, s.value, "
+                      "m.value, coalesce(c.kernelMode, 0) != 0, coalesce(c.unresolved, 0) != 0 from " + events +
+                      " e join " + chains + " c on c.id = e." + key + " left join StringIds s on s.id = c.symbol "
+                      "left join StringIds m on m.id = c.module where e." + key + " != 0";
+    int64_t frames = db.integer("select count(*) from (" + ours + ")");
+    EXPECT_EQ(frames, db.integer("select count(*) from (" + raw + ")")) << kind;
+    EXPECT_EQ(db.integer("select count(*) from (" + ours + " except " + raw + ")"), 0) << kind;
+    EXPECT_EQ(db.integer("select count(*) from (" + raw + " except " + ours + ")"), 0) << kind;
+    EXPECT_GT(frames, 0) << kind;
+    std::printf("%s: %lld %s frames equal %s's\n", GetParam().c_str(), static_cast<long long>(frames), kind.c_str(),
+                chains.c_str());
+  }
+  if (checked == 0) GTEST_SKIP() << "no call stacks in this export";
+}
+
+// Perfetto's importer holds every CPU sample as a stack sample of its thread, and the deepest stack frame by frame.
+TEST_P(RealExport, PerfettoHoldsEverySampleWithItsStack) {
+  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
+  if (access((tools + "/import-stats").c_str(), X_OK) != 0)
+    GTEST_SKIP() << tools << " not found: the check with Perfetto's importer NOT run";
+  testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
+  if (db.integer("select count(*) from sqlite_schema where name in ('COMPOSITE_EVENTS', 'SAMPLING_CALLCHAINS')") < 2)
+    GTEST_SKIP() << "no CPU samples in this export";
+  testdb::TempDir dir("nsystrace_samples");
+  std::string proto = dir.file("t.pftrace");
+  db.integer("select perfetto_trace_file('" + proto + "') from trace_events");
+  auto tp = [&](const std::string& q) { return run(tools + "/trace-processor query " + proto + " \"" + q + "\" 2>/dev/null"); };
+  std::string count = tp("select count(*) from stack_sample");
+  EXPECT_EQ(std::stoll(count.substr(count.find('\n') + 1)), db.integer("select count(*) from COMPOSITE_EVENTS"));
+  // The deepest stack (the first of them in time), outermost frame first, as Perfetto reads it back.
+  int64_t id = db.integer("select c.id from SAMPLING_CALLCHAINS c join COMPOSITE_EVENTS e on e.id = c.id "
+                          "order by c.stackDepth desc, e.start, e.globalTid limit 1");
+  int64_t ts = db.integer("select start from COMPOSITE_EVENTS where id = " + std::to_string(id));
+  int64_t tid = db.integer("select globalTid & 16777215 from COMPOSITE_EVENTS where id = " + std::to_string(id));
+  std::string expected = "\"name\",\"module\"\n";
+  for (const auto& r : db.rows("select s.value, m.value from SAMPLING_CALLCHAINS c join StringIds s on s.id = c.symbol "
+                               "join StringIds m on m.id = c.module where c.id = " + std::to_string(id) +
+                               " order by c.stackDepth desc"))
+    expected += "\"" + r[0] + "\",\"" + (r[1].rfind('/', 0) == 0 ? "" : "/") + r[1] + "\"\n";  // Perfetto: paths from "/"
+  std::string got = tp("with recursive a(id, parent_id, frame_id, depth) as (select c.id, c.parent_id, c.frame_id, c.depth "
+                       "from stack_profile_callsite c where c.id = (select s.callsite_id from stack_sample s join "
+                       "stack_sample_task_context tc on tc.id = s.task_context_id join thread t using (utid) where s.ts = " +
+                       std::to_string(ts) + " and t.tid = " + std::to_string(tid) + " limit 1) union all select c.id, "
+                       "c.parent_id, c.frame_id, c.depth from stack_profile_callsite c join a on c.id = a.parent_id) "
+                       "select f.name as name, m.name as module from a join stack_profile_frame f on f.id = a.frame_id "
+                       "left join stack_profile_mapping m on m.id = f.mapping order by a.depth");
+  EXPECT_EQ(got, expected);
+  std::printf("%s: %s stack samples; the deepest stack (%zu frames) equal frame by frame\n", GetParam().c_str(),
+              count.substr(count.find('\n') + 1, count.size() - count.find('\n') - 2).c_str(),
+              static_cast<size_t>(std::count(expected.begin(), expected.end(), '\n') - 1));
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedFixtures, RealExport, ::testing::ValuesIn(real_exports()), test_name);
@@ -335,5 +422,58 @@ TEST(PerfettoImporter, GpuMetricsAreTheSameCountersInBothFormats) {
   std::string from_proto = run(tools + "/trace-processor query " + proto + " \"" + q + "\" 2>/dev/null");
   EXPECT_EQ(from_proto, run(tools + "/trace-processor query " + json + " \"" + q + "\" 2>/dev/null"));
   EXPECT_NE(from_proto.find("\"SMs Active\",2000,75"), std::string::npos) << from_proto;
+}
+}  // namespace
+
+namespace {
+// CPU samples through Perfetto's importer, on our hand-checked fixture (tests/fixtures/cpu_samples.sql): every sample
+// a stack sample of its thread (the one recorded before 0 at 0), the flame graph totals and self counts of thread
+// "main" as the fixture's header computes them, and the API calls' backtraces as their slices' callstacks.
+TEST(PerfettoImporter, CpuSamplesAreAFlameGraph) {
+  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
+  if (testdb::shared_fixtures_dir().empty() || access((tools + "/import-stats").c_str(), X_OK) != 0)
+    GTEST_SKIP() << "../shared/tools/perfetto not found: the check with Perfetto's importer NOT run";
+  testdb::TempDir dir("nsystrace_flame");
+  std::string profile = dir.file("samples.sqlite");
+  {
+    testdb::Db make(profile, false, true);
+    make.exec_file(testdb::source_dir() + "/tests/fixtures/cpu_samples.sql");
+  }
+  testdb::Db db(profile, /*load_shared_object=*/true);
+  std::string proto = dir.file("s.pftrace");
+  db.integer("select perfetto_trace_file('" + proto + "') from trace_events");
+  auto tp = [&](const std::string& q) { return run(tools + "/trace-processor query " + proto + " \"" + q + "\" 2>/dev/null"); };
+  EXPECT_EQ(testjson::parse(run(tools + "/import-stats " + proto)).get("stats")->items.size(), 0u);
+  const std::string samples = "select s.id, s.ts, s.callsite_id, t.tid, t.name as thread from stack_sample s join "
+                              "stack_sample_task_context tc on tc.id = s.task_context_id join thread t using (utid)";
+  EXPECT_EQ(tp("select ts, tid, thread, callsite_id is null as no_stack from (" + samples + ") order by ts"),
+            "\"ts\",\"tid\",\"thread\",\"no_stack\"\n0,101,\"main\",0\n1000,101,\"main\",0\n2000,101,\"main\",0\n"
+            "3000,101,\"main\",0\n4000,101,\"main\",0\n5000,102,\"Thread 102\",0\n6000,101,\"main\",0\n");
+  // Total: the samples whose stack holds the function; self: those where it is the innermost frame.
+  std::string flame = tp("with recursive a(sample, callsite) as (select id, callsite_id from (" + samples +
+                         ") where tid = 101 and callsite_id is not null union all select a.sample, c.parent_id from a "
+                         "join stack_profile_callsite c on c.id = a.callsite where c.parent_id is not null) "
+                         "select f.name, count(distinct a.sample) as total, (select count(*) from (" + samples +
+                         ") s join stack_profile_callsite c on c.id = s.callsite_id where s.tid = 101 and c.frame_id = "
+                         "f.id) as self from a join stack_profile_callsite c on c.id = a.callsite join "
+                         "stack_profile_frame f on f.id = c.frame_id where f.name != '[no stack]' group by f.name "
+                         "order by f.name");
+  EXPECT_EQ(flame, "\"name\",\"total\",\"self\"\n\"0x7f00dead\",1,1\n\"do_syscall_64\",1,1\n\"main\",5,0\n"
+                   "\"matmul\",2,2\n\"read\",1,0\n\"step\",4,1\n");
+  // A sample without frames keeps its place, with one frame saying so (Perfetto leaves out samples without a stack).
+  EXPECT_EQ(tp("select f.name from stack_sample s join stack_profile_callsite c on c.id = s.callsite_id join "
+               "stack_profile_frame f on f.id = c.frame_id where s.ts = 6000"),
+            "\"name\"\n\"[no stack]\"\n");
+  EXPECT_EQ(tp("select ec.cpu_mode from stack_sample s join stack_sample_execution_context ec on ec.id = "
+               "s.execution_context_id where s.ts = 3000"),
+            "\"cpu_mode\"\n\"kernel\"\n");
+  // The calls' backtraces: the slice's callstack, outermost frame first.
+  EXPECT_EQ(tp("with recursive a(slice, callsite, depth) as (select e.slice_id, e.callsite_id, 0 from "
+               "__intrinsic_track_event_callstacks e union all select a.slice, c.parent_id, a.depth + 1 from a join "
+               "stack_profile_callsite c on c.id = a.callsite where c.parent_id is not null), named as (select a.slice, "
+               "a.depth, f.name as fn from a join stack_profile_callsite c on c.id = a.callsite join stack_profile_frame "
+               "f on f.id = c.frame_id) select s.name, (select group_concat(fn, ' < ' order by depth) from named where "
+               "named.slice = s.id) as stack from slice s where s.id in (select slice from named) order by s.ts"),
+            "\"name\",\"stack\"\n\"read\",\"read < step < main\"\n\"cudaLaunchKernel\",\"cudaLaunchKernel < step < main\"\n");
 }
 }  // namespace

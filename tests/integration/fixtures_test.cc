@@ -1,6 +1,7 @@
 // trace_events and chrome_trace(*) on the hand-made exports in tests/fixtures/*.sql. Each fixture's header
 // comment lists the values checked here; they were worked out by hand from the rows it inserts.
 #include <gtest/gtest.h>
+#include <set>
 
 #include "tests/support/test_db.h"
 #include "tests/support/trace_check.h"
@@ -336,5 +337,70 @@ TEST_F(Fixture, ProcessesOfTwoMachinesSharingAPidAreNamedInTheTrace) {
   auto t = trace();
   EXPECT_EQ(t.root.get("otherData")->get("pids_shared_by_processes_of_several_machines")->items.size(), 1u);
   EXPECT_EQ(t.root.get("otherData")->get("pids_shared_by_processes_of_several_machines")->items[0].text, "100");
+}
+}  // namespace
+
+namespace {
+// CPU samples and backtraces (tests/fixtures/cpu_samples.sql, checked by hand): one cpu_sample instant per
+// COMPOSITE_EVENTS row on a "(samples)" track beside its thread, named after its innermost frame, its stack in args as
+// stored (a missing depth counted, never invented; a dangling symbol as its placeholder; no frames: "[no stack]");
+// osrt and cuda_api calls with a callchainId carry their backtrace, callchainId 0 none.
+TEST_F(Fixture, CpuSamplesAndBacktraces) {
+  load("cpu_samples");
+  EXPECT_EQ(db.rows("select name, ts, dur, pid, tid, process_name from trace_events where kind = 'cpu_sample' order by ts"),
+            (Rows{{"step", "-500", "NULL", "100", "101", "trainer"},
+                  {"matmul", "1000", "NULL", "100", "101", "trainer"},
+                  {"matmul", "2000", "NULL", "100", "101", "trainer"},
+                  {"do_syscall_64", "3000", "NULL", "100", "101", "trainer"},
+                  {"0x7f00dead", "4000", "NULL", "100", "101", "trainer"},
+                  {"loader", "5000", "NULL", "100", "102", "trainer"},
+                  {"[no stack]", "6000", "NULL", "100", "101", "trainer"}}));
+  EXPECT_EQ(db.text("select args from trace_events where kind = 'cpu_sample' and ts = 3000"),
+            "{\"cpu\":4,\"thread_state\":\"OS runtime\",\"cpu_cycles\":1,\"stack\":["
+            "{\"symbol\":\"do_syscall_64\",\"module\":\"[kernel.kallsyms]\",\"kernel\":true},"
+            "{\"symbol\":\"read\",\"module\":\"libc.so.6\"},{\"symbol\":\"step\",\"module\":\"/bin/trainer\"},"
+            "{\"symbol\":\"main\",\"module\":\"/bin/trainer\"}]}");
+  EXPECT_EQ(db.text("select args from trace_events where kind = 'cpu_sample' and ts = 4000"),
+            "{\"cpu\":4,\"thread_state\":\"Running\",\"cpu_cycles\":1,\"stack\":["
+            "{\"symbol\":\"0x7f00dead\",\"module\":\"libc.so.6\",\"unresolved\":true},"
+            "{\"symbol\":\"main\",\"module\":\"/bin/trainer\"}],\"stack_missing_depths\":1}");
+  EXPECT_EQ(db.text("select args from trace_events where kind = 'cpu_sample' and ts = 5000"),
+            "{\"cpu\":5,\"thread_state\":\"Running\",\"cpu_cycles\":1,\"stack\":["
+            "{\"symbol\":\"loader\",\"module\":\"/bin/trainer\"},"
+            "{\"symbol\":\"[missing string 99]\",\"module\":\"libc.so.6\"}]}");
+  EXPECT_EQ(db.text("select args from trace_events where kind = 'cpu_sample' and ts = 6000"),
+            "{\"cpu\":3,\"thread_state\":42,\"cpu_cycles\":1,\"stack\":[]}");
+  EXPECT_EQ(db.rows("select kind, name, args from trace_events where kind in ('osrt', 'cuda_api') order by ts"),
+            (Rows{{"osrt", "read",
+                   "{\"return_value\":4096,\"nesting_level\":0,\"callchain_id\":1,\"backtrace\":["
+                   "{\"symbol\":\"read\",\"module\":\"libc.so.6\"},{\"symbol\":\"step\",\"module\":\"/bin/trainer\"},"
+                   "{\"symbol\":\"main\",\"module\":\"/bin/trainer\"}]}"},
+                  {"osrt", "close", "{\"return_value\":0,\"nesting_level\":0}"},
+                  {"cuda_api", "cudaLaunchKernel",
+                   "{\"correlation_id\":1,\"return_value\":0,\"api\":\"runtime\",\"callchain_id\":7,\"backtrace\":["
+                   "{\"symbol\":\"cudaLaunchKernel\",\"module\":\"libcudart.so\"},"
+                   "{\"symbol\":\"step\",\"module\":\"/bin/trainer\"},{\"symbol\":\"main\",\"module\":\"/bin/trainer\"}]}"}}));
+  // Pushed-down filters see the samples as the rows do.
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name = 'matmul'"), 2);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind = 'cpu_sample' and pid = 100"), 7);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind = 'cpu_sample' and ts between 0 and 3000"), 3);
+  // Chrome JSON: instants on "<thread> (samples)" tracks; the one recorded before 0 drawn at 0 with its recorded time.
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["cpu_sample"], 7);
+  std::set<std::string> names;
+  for (const auto& [key, name] : t.thread_names) names.insert(name);
+  EXPECT_EQ(names.count("main (samples)"), 1u);
+  EXPECT_EQ(names.count("Thread 102 (samples)"), 1u);
+  int clamped = 0;
+  for (const auto& e : t.root.get("traceEvents")->items) {
+    if (e.str("cat") != "cpu_sample") continue;
+    EXPECT_EQ(e.str("ph"), "i");
+    if (const testjson::Value* a = e.get("args"); a && a->get("recorded_ts_ns")) {
+      EXPECT_EQ(a->str("recorded_ts_ns"), "-500");
+      EXPECT_EQ(e.str("ts"), "0");
+      ++clamped;
+    }
+  }
+  EXPECT_EQ(clamped, 1);
 }
 }  // namespace
