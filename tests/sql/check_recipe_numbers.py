@@ -227,6 +227,72 @@ def sweep(raw):  # one report (main)
     return [[what, "main", n, raw.round(ns / 1e6, 3)] for what, (n, ns) in sorted(rows.items())]
 
 
+def sample_stacks(raw):
+    """{COMPOSITE_EVENTS id: (globalTid, start, [(symbol, module), ...] innermost first)}"""
+    if not raw.has("COMPOSITE_EVENTS"):
+        return {}
+    samples = {i: (g, s, []) for i, g, s in raw.rows("select id, globalTid, start from COMPOSITE_EVENTS")}
+    if raw.has("SAMPLING_CALLCHAINS"):
+        for i, sym, mod in raw.rows(f"select id, {raw.string('symbol')}, {raw.string('module')} "
+                                    "from SAMPLING_CALLCHAINS order by id, stackDepth"):
+            if i in samples:
+                samples[i][2].append((sym, mod))
+    return samples
+
+
+def cpu_hotspots(raw, top_n=10):
+    threads = defaultdict(list)
+    for g, _, frames in sample_stacks(raw).values():
+        threads[((g >> 24) & 0xFFFFFF, g & 0xFFFFFF)].append(frames)
+    out = []
+    for (pid, tid), stacks in sorted(threads.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        self_n, total = defaultdict(int), defaultdict(int)
+        for frames in stacks:
+            if frames:
+                self_n[frames[0]] += 1
+            for f in set(frames):
+                total[f] += 1
+        n = len(stacks)
+        ranked = sorted(total, key=lambda f: (-self_n[f], -total[f], f[0], f[1]))[:top_n]
+        out += [[pid, tid, f[0], f[1], self_n[f], raw.round(100.0 * self_n[f] / n, 1), total[f],
+                 raw.round(100.0 * total[f] / n, 1), n] for f in ranked]
+    return out
+
+
+def gpu_idle_cpu(raw, min_gap_ns=1_000_000, top_gaps=10, top_functions=5):
+    per_device = defaultdict(list)
+    for d, s, e in raw.gpu_work():
+        per_device[d].append((s, e))
+    gaps = []
+    for d, work in per_device.items():
+        busy = union(work)
+        gaps += [(d, a[1], b[0]) for a, b in zip(busy, busy[1:]) if b[0] - a[1] > min_gap_ns]
+    ops = defaultdict(set)  # (process, correlation) -> devices
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+        if raw.has(t):
+            for d, proc, corr in raw.rows(f"select deviceId, globalPid >> 24, correlationId from {t} "
+                                          "where correlationId is not null"):
+                ops[(proc, corr)].add(d)
+    launchers = defaultdict(set)
+    if raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        for g, corr in raw.rows("select globalTid, correlationId from CUPTI_ACTIVITY_KIND_RUNTIME "
+                                "where correlationId is not null"):
+            for d in ops.get((g >> 24, corr), ()):
+                launchers[d].add(g)
+    samples = sample_stacks(raw).values()
+    out = []
+    for d, gs, ge in sorted(gaps, key=lambda g: (-(g[2] - g[1]), g[0], g[1]))[:top_gaps]:
+        names = defaultdict(int)
+        for g, ts, frames in samples:
+            if g in launchers[d] and gs <= ts < ge:
+                names[frames[0][0] if frames else "[no stack]"] += 1
+        n = sum(names.values())
+        ranked = sorted(names, key=lambda f: (-names[f], f))[:top_functions]
+        out += [[d, gs, ge - gs, n, f, names[f], raw.round(100.0 * names[f] / n, 1)] for f in ranked] or \
+               [[d, gs, ge - gs, 0, None, None, None]]
+    return out
+
+
 CHECKS = {
     "top_kernels.sql": (top_kernels, lambda r: r),
     "memcpy_bandwidth.sql": (memcpy_bandwidth, lambda r: r[2:]),  # copies and numbers; labels are the catalog's
@@ -235,6 +301,8 @@ CHECKS = {
     "gpu_busy.sql": (gpu_busy, lambda r: r),
     "compute_comm_overlap.sql": (compute_comm_overlap, lambda r: r),
     "sweep.sql": (sweep, lambda r: r),
+    "cpu_hotspots.sql": (cpu_hotspots, lambda r: r[1:2] + r[3:]),  # numbers and frames; names are the catalog's
+    "gpu_idle_cpu.sql": (gpu_idle_cpu, lambda r: r[:5] + r[6:]),  # all but the thread names
 }
 
 passed = failed = 0

@@ -7,6 +7,9 @@
 set -euo pipefail
 sqlite3_bin=$1 so=${2%.so} src=$3
 source "$src/tests/profiles.sh"
+# Our CPU-sample fixture too: the bundled example has no samples, and it holds every oddity of their stacks.
+"$sqlite3_bin" "$tmp/cpu_samples.sqlite" < "$src/tests/fixtures/cpu_samples.sql"
+profiles+=("$tmp/cpu_samples.sqlite")
 [ ${#real_exports[@]} -gt 0 ] || echo "check_recipes: ../shared absent: recipes run on the bundled example only"
 passed=0 failed=0
 for p in "${profiles[@]}"; do
@@ -20,9 +23,9 @@ for p in "${profiles[@]}"; do
 done
 # Values on the example: 160 launches of ampere_sgemm_128x64_tn at 150 us = 24 ms, the top kernel; 40 HtoD copies
 # of 4 MiB each; 40 'forward' ranges in the PyTorch domain.
-check() {  # check LABEL RECIPE AWK_CONDITION
+check() {  # check LABEL RECIPE AWK_CONDITION [PROFILE]
   local out
-  out=$("$sqlite3_bin" -csv "$tmp/example.sqlite" -cmd ".load $so" ".read $src/sql/$2")
+  out=$("$sqlite3_bin" -csv "${4:-$tmp/example.sqlite}" -cmd ".load $so" ".read $src/sql/$2")
   if awk -F, "$3 { found = 1 } END { exit !found }" <<<"$out"; then passed=$((passed + 1)); else
     echo "FAILED: $1: $out" | head -5; failed=$((failed + 1)); fi
 }
@@ -33,6 +36,11 @@ check "NVTX GPU time" nvtx_gpu_time.sql '$1 == "PyTorch:forward" && $2 == 40'
 check "busy fraction in range" gpu_busy.sql '$4 >= 0 && $4 <= 100'
 check "launch latency positive" launch_latency.sql 'NR == 1 && $8 > 0'
 check "overlap per GPU" compute_comm_overlap.sql '$1 == 0 && $2 == 40'
+# The fixture's thread main (its header): 6 samples; matmul self 2 (33.3%), main on 5 stacks (83.3%) but self 0.
+check "CPU hotspot self" cpu_hotspots.sql '$3 == "main" && $5 == "matmul" && $7 == 2 && $8 == 33.3 && $11 == 6' \
+  "$tmp/cpu_samples.sqlite"
+check "CPU hotspot total" cpu_hotspots.sql '$3 == "main" && $5 == "main" && $7 == 0 && $9 == 5 && $10 == 83.3' \
+  "$tmp/cpu_samples.sqlite"
 # Every number against its reference over the raw tables (Debian's python3: standard library only).
 python=/usr/bin/python3; [ -x "$python" ] || python=python3
 if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${profiles[@]}"; then failed=$((failed + 1)); fi
