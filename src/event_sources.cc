@@ -288,7 +288,11 @@ std::string EventSource::json_list(const std::vector<std::string_view>& values) 
 
 std::string EventSource::string_column_in(const char* column, const std::vector<std::string_view>& names,
                                           Binds& binds) const {
-  std::string col = column_sql(column);
+  return string_expression_in(column_sql(column), names, binds);
+}
+
+std::string EventSource::string_expression_in(const std::string& col, const std::vector<std::string_view>& names,
+                                              Binds& binds) const {
   std::string cond = "(" + col + " IN (SELECT id FROM " +
                      (catalog_.schema().has("StringIds") ? catalog_.schema().qualified("StringIds") : std::string("(SELECT NULL AS id, NULL AS value WHERE 0)")) +
                      " WHERE value IN (SELECT value FROM json_each(?)))";
@@ -321,7 +325,10 @@ std::string EventSource::column_sql(const char* column) const {
 }
 
 std::string EventSource::string_column_condition(const char* column, const NameMatch& m, Binds& binds) const {
-  std::string col = column_sql(column);
+  return string_expression_condition(column_sql(column), m, binds);
+}
+
+std::string EventSource::string_expression_condition(const std::string& col, const NameMatch& m, Binds& binds) const {
   std::string cond = "(" + col + " IN " + string_ids_matching(m, binds);
   // A dangling id reads "[missing string N]": keep such rows when the pattern could match that text.
   if (may_start_with(m, kMissingStringPrefix)) {
@@ -1054,13 +1061,23 @@ class CpuSampleSource final : public EventSource {
     // Older exports declare id INT (not a rowid alias): the stack is found by the id column.
     std::string id_sql = catalog.schema().qualified(t.name) + "." + quote_identifier(t.has("id") ? "id" : "rowid");
     id_ = b_.expression(id_sql);
-    innermost_ = b_.expression(CallchainReader::innermost_symbol_sql(catalog, kStackTable, id_sql));
+    innermost_sql_ = CallchainReader::innermost_symbol_sql(catalog, kStackTable, id_sql);
+    innermost_ = b_.expression(innermost_sql_);
     event_.kind = Kind::cpu_sample;
     event_.placement = Placement::cpu_samples;
     event_.instant = true;
     prepare(t, b_.select_list(), f, Shape{PidColumn::thread, "", "start", ""});
   }
   Kind kind() const override { return Kind::cpu_sample; }
+  // The name is the innermost frame's symbol (a StringIds id, possibly dangling) or kNoStack when there is none.
+  // (string_expression_* keep rows whose symbol is NULL: here those are named kNoStack, so the name is re-checked.)
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    return string_expression_condition(innermost_sql_, m, binds);
+  }
+  std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                Binds& binds) const override {
+    return string_expression_in(innermost_sql_, names, binds);
+  }
   bool read_row() override {
     read_interval(true);
     event_.dur = 0;
@@ -1082,6 +1099,7 @@ class CpuSampleSource final : public EventSource {
   static constexpr const char* kStackTable = "SAMPLING_CALLCHAINS";
   SelectBuilder b_;
   mutable CallchainReader stacks_;
+  std::string innermost_sql_;  // the StringIds id of the innermost frame's symbol, as SQL over the row
   int global_tid_, cpu_, state_, cycles_, id_, innermost_;
   std::string name_scratch_;
 };

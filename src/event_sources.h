@@ -86,6 +86,9 @@ class EventSource {
   static std::string json_list(const std::vector<std::string_view>& values);
   // `column` (a StringIds reference) names one of `names` (or a "[missing string N]" among them, or NULL).
   std::string string_column_in(const char* column, const std::vector<std::string_view>& names, Binds& binds) const;
+  // The same for an SQL expression whose value is a StringIds reference.
+  std::string string_expression_in(const std::string& expr, const std::vector<std::string_view>& names,
+                                   Binds& binds) const;
   // Whether the fixed name `candidate` satisfies m.
   bool name_could_be(const NameMatch& m, std::string_view candidate) const { return name_matcher_(m, candidate); }
   // "(SELECT id FROM StringIds WHERE value <op> ?)", the ids of registered strings satisfying m.
@@ -94,6 +97,7 @@ class EventSource {
   std::string column_sql(const char* column) const;
   // For a StringIds reference column whose name can also be a "[missing string N]" placeholder.
   std::string string_column_condition(const char* column, const NameMatch& m, Binds& binds) const;
+  std::string string_expression_condition(const std::string& expr, const NameMatch& m, Binds& binds) const;
   // How a pid constraint reads on a table: GPU device, thread (globalTid) or process (globalPid).
   enum class PidColumn { device, thread, process, metric_type };
   // Where and how a reader reads: the table (or a subquery over it, as `from_sql`), its time column, its end
