@@ -1,0 +1,33 @@
+-- cuda_gpu_kern_sum: NVIDIA's `nsys stats --report cuda_gpu_kern_sum` as SQL: GPU kernels by name, their
+-- durations summed. Named as NVIDIA's report names them: the demangled name (use_short_name = 1: the short name, as
+-- `cuda_gpu_kern_sum:base` does).
+-- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/nsys_stats/cuda_gpu_kern_sum.sql"
+-- Composes: narrow `scope` (a WHERE over trace_events) to a time window (ts between A and B), one process (pid = P),
+-- one GPU (device_id = D), or the inside of one NVTX range (its ts and ts + dur), which nsys stats cannot do.
+-- StdDev is the sample standard deviation (n - 1), 0 for a single instance, as NVIDIA reports it.
+with params(use_short_name) as (select 0),
+scope as (select * from trace_events where kind = 'kernel'),
+items as materialized (
+  select case when p.use_short_name then s.name else coalesce(json_extract(s.args, '$.demangled_name'), s.name) end
+           as Name, s.dur as value
+  from scope s, params p
+),
+stats as (
+  select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean
+  from items group by Name
+),
+ordered as (
+  select Name, value, row_number() over (partition by Name order by value) as r, count(*) over (partition by Name) as n
+  from items
+),
+median as (select Name, avg(value) as med from ordered where r in ((n + 1) / 2, (n + 2) / 2) group by Name),
+spread as (
+  select i.Name, sum((i.value - s.mean) * (i.value - s.mean)) as sq from items i join stats s on s.Name = i.Name
+  group by i.Name
+)
+select round(100.0 * s.total / (select sum(total) from stats), 1) as "Time (%)",
+       s.total as "Total Time (ns)", s.n as "Instances", round(s.mean, 1) as "Avg (ns)", round(m.med, 1) as "Med (ns)",
+       s.lo as "Min (ns)", s.hi as "Max (ns)",
+       round(case when s.n > 1 then sqrt(p.sq / (s.n - 1)) else 0 end, 1) as "StdDev (ns)", s.Name as "Name"
+from stats s join median m on m.Name = s.Name join spread p on p.Name = s.Name
+order by s.total desc, s.Name;

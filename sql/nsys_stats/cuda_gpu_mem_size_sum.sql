@@ -1,0 +1,32 @@
+-- cuda_gpu_mem_size_sum: NVIDIA's `nsys stats --report cuda_gpu_mem_size_sum` as SQL: GPU memory operations (memcpy
+-- by copy kind, memset) by operation, their sizes summed, in decimal MB (1 MB = 10^6 bytes) as NVIDIA reports them.
+-- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/nsys_stats/cuda_gpu_mem_size_sum.sql"
+-- Composes: narrow `scope` (a WHERE over trace_events) to a time window (ts between A and B), one process (pid = P),
+-- one GPU (device_id = D), or the inside of one NVTX range (its ts and ts + dur), which nsys stats cannot do.
+-- StdDev is the sample standard deviation (n - 1), 0 for a single instance, as NVIDIA reports it.
+with scope as (select * from trace_events where kind in ('memcpy', 'memset')),
+items as materialized (
+  select case when kind = 'memset' then '[CUDA memset]'
+              else '[CUDA memcpy ' || coalesce(json_extract(args, '$.copy_kind'), 'Unknown') || ']' end as Name,
+         json_extract(args, '$.bytes') as value
+  from scope
+),
+stats as (
+  select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean
+  from items group by Name
+),
+ordered as (
+  select Name, value, row_number() over (partition by Name order by value) as r, count(*) over (partition by Name) as n
+  from items
+),
+median as (select Name, avg(value) as med from ordered where r in ((n + 1) / 2, (n + 2) / 2) group by Name),
+spread as (
+  select i.Name, sum((i.value - s.mean) * (i.value - s.mean)) as sq from items i join stats s on s.Name = i.Name
+  group by i.Name
+)
+select round(s.total / 1e6, 3) as "Total (MB)", s.n as "Count", round(s.mean / 1e6, 3) as "Avg (MB)",
+       round(m.med / 1e6, 3) as "Med (MB)", round(s.lo / 1e6, 3) as "Min (MB)", round(s.hi / 1e6, 3) as "Max (MB)",
+       round(case when s.n > 1 then sqrt(p.sq / (s.n - 1)) else 0 end / 1e6, 3) as "StdDev (MB)",
+       s.Name as "Operation"
+from stats s join median m on m.Name = s.Name join spread p on p.Name = s.Name
+order by s.total desc, s.Name;

@@ -1,0 +1,30 @@
+-- nvtx_sum: NVIDIA's `nsys stats --report nvtx_sum` as SQL: NVTX push/pop and start/end ranges by name, as
+-- "domain:name" in a non-default domain, their durations summed (marks have no duration and are left out; a range
+-- never closed runs to the end of the profile, see trace_events' args.unclosed).
+-- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/nsys_stats/nvtx_sum.sql"
+-- Composes: narrow `scope` (a WHERE over trace_events) to a time window (ts between A and B), one process (pid = P),
+-- one GPU (device_id = D), or the inside of one NVTX range (its ts and ts + dur), which nsys stats cannot do.
+-- StdDev is the sample standard deviation (n - 1), 0 for a single instance, as NVIDIA reports it.
+with scope as (select * from trace_events where kind = 'nvtx' and dur is not null),
+items as materialized (
+  select coalesce(json_extract(args, '$.domain') || ':', '') || name as Name, dur as value from scope
+),
+stats as (
+  select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean
+  from items group by Name
+),
+ordered as (
+  select Name, value, row_number() over (partition by Name order by value) as r, count(*) over (partition by Name) as n
+  from items
+),
+median as (select Name, avg(value) as med from ordered where r in ((n + 1) / 2, (n + 2) / 2) group by Name),
+spread as (
+  select i.Name, sum((i.value - s.mean) * (i.value - s.mean)) as sq from items i join stats s on s.Name = i.Name
+  group by i.Name
+)
+select round(100.0 * s.total / (select sum(total) from stats), 1) as "Time (%)",
+       s.total as "Total Time (ns)", s.n as "Instances", round(s.mean, 1) as "Avg (ns)", round(m.med, 1) as "Med (ns)",
+       s.lo as "Min (ns)", s.hi as "Max (ns)",
+       round(case when s.n > 1 then sqrt(p.sq / (s.n - 1)) else 0 end, 1) as "StdDev (ns)", s.Name as "Name"
+from stats s join median m on m.Name = s.Name join spread p on p.Name = s.Name
+order by s.total desc, s.Name;
