@@ -1,5 +1,7 @@
 -- GPU busy fraction per device over time buckets: the share of each bucket during which at least one kernel,
--- memcpy or memset ran on the device (overlapping work on several streams counted once).
+-- memcpy or memset ran on the device (overlapping work on several streams counted once). Buckets run from the
+-- profile's start (time 0, or the first GPU operation if one came before it) to the end of the last GPU operation of
+-- any device, every one of them for every device: idle buckets show 0.
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/gpu_busy.sql"
 -- Bucket size: 100 ms (change bucket_ns below).
 with params(bucket_ns) as (select 100000000),
@@ -18,17 +20,24 @@ grouped as (
   from ordered
 ),
 busy as (select device_id, min(s) as s, max(e) as e from grouped group by device_id, grp),
-origin as (select min(s) as t0 from busy),
+origin as (select min(0, min(s)) as t0 from busy),
 buckets as (
   select b.device_id, (b.s - o.t0) / p.bucket_ns as bucket, b.s, b.e, p.bucket_ns, o.t0 from busy b, origin o, params p
   union all
   select device_id, bucket + 1, s, e, bucket_ns, t0 from buckets where t0 + (bucket + 1) * bucket_ns < e
-)
-select device_id,
-       bucket,
-       min(t0) + bucket * min(bucket_ns) as bucket_start_ns,
-       round(sum(min(e, t0 + (bucket + 1) * bucket_ns) - max(s, t0 + bucket * bucket_ns)) * 100.0 / min(bucket_ns), 1)
-         as busy_pct
-from buckets
-group by device_id, bucket
-order by device_id, bucket;
+),
+busy_per_bucket as (
+  select device_id, bucket,
+         sum(min(e, t0 + (bucket + 1) * bucket_ns) - max(s, t0 + bucket * bucket_ns)) as busy_ns
+  from buckets group by device_id, bucket
+),
+last as (select max(bucket) as bucket from busy_per_bucket),
+series(bucket) as (select 0 union all select series.bucket + 1 from series, last where series.bucket < last.bucket),
+devices as (select distinct device_id from busy)
+select d.device_id,
+       s.bucket,
+       o.t0 + s.bucket * p.bucket_ns as bucket_start_ns,
+       round(coalesce(b.busy_ns, 0) * 100.0 / p.bucket_ns, 1) as busy_pct
+from devices d cross join series s cross join origin o cross join params p
+left join busy_per_bucket b on b.device_id = d.device_id and b.bucket = s.bucket
+order by d.device_id, s.bucket;

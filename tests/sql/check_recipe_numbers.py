@@ -172,20 +172,20 @@ def gpu_busy(raw, bucket_ns=100_000_000):
     busy = {d: union(v) for d, v in per_device.items()}
     if not busy:
         return []
-    t0 = min(b[0][0] for b in busy.values())
-    out = []
-    for d in sorted(busy):
-        buckets = defaultdict(int)
-        for s, e in busy[d]:
+    t0 = min(0, min(b[0][0] for b in busy.values()))  # the profile's start, or earlier GPU work
+    buckets = defaultdict(lambda: defaultdict(int))
+    for d, intervals in busy.items():
+        for s, e in intervals:
             k = (s - t0) // bucket_ns
             while True:
                 lo, hi = t0 + k * bucket_ns, t0 + (k + 1) * bucket_ns
-                buckets[k] += min(e, hi) - max(s, lo)
+                buckets[d][k] += min(e, hi) - max(s, lo)
                 if not hi < e:
                     break
                 k += 1
-        out += [[d, k, t0 + k * bucket_ns, raw.round(buckets[k] * 100.0 / bucket_ns, 1)] for k in sorted(buckets)]
-    return out
+    last = max(max(b) for b in buckets.values())
+    return [[d, k, t0 + k * bucket_ns, raw.round(buckets[d][k] * 100.0 / bucket_ns, 1)]
+            for d in sorted(busy) for k in range(last + 1)]
 
 
 def compute_comm_overlap(raw):
@@ -203,21 +203,30 @@ def compute_comm_overlap(raw):
 
 
 def kernel_family(name):
-    n = name.lower()
+    n = name.lower()  # SQLite's LIKE folds ASCII case
     if "nccl" in n: return "kernels: NCCL"
+    if any(w in n for w in ("flash", "attention", "fmha", "mha_")): return "kernels: attention"
+    if n.startswith("triton"): return "kernels: Triton"
     if any(w in n for w in ("cudnn", "conv", "wgrad", "dgrad")): return "kernels: cuDNN / convolution"
-    if any(w in n for w in ("gemm", "cublas", "cutlass", "matmul")): return "kernels: GEMM (cuBLAS / CUTLASS)"
-    if any(w in n for w in ("flash", "attention", "fmha")): return "kernels: attention"
+    if n.startswith("nvjet") or any(w in n for w in ("gemm", "gemv", "cublas", "cutlass", "xmma", "matmul")):
+        return "kernels: GEMM (cuBLAS / cuBLASLt / CUTLASS)"
     if "norm" in n: return "kernels: normalization"
-    if any(w in n for w in ("reduce", "softmax")): return "kernels: reductions / softmax"
-    if any(w in n for w in ("elementwise", "vectorized", "unrolled")): return "kernels: elementwise"
+    if any(w in n for w in ("reduce", "reduction", "softmax")): return "kernels: reductions / softmax"
+    if any(w in n for w in ("elementwise", "vectorized", "unrolled", "pointwise")): return "kernels: elementwise"
     return "kernels: other"
+
+
+def stable_nvtx_name(name):  # PyTorch's per-call noise left out
+    for marker in (", seq = ", ", op_id = ", ", sizes = "):
+        if marker in name:
+            return name[:name.index(marker)]
+    return name
 
 
 def sweep(raw):  # one report (main)
     rows = defaultdict(lambda: [0, 0])
     for name, dom, s, e, gs, ge, k in projection(raw):
-        r = rows["nvtx: " + (dom + ":" if dom else "") + name]
+        r = rows["nvtx: " + (dom + ":" if dom else "") + stable_nvtx_name(name)]
         r[0] += 1
         r[1] += ge - gs
     for _, name, s, e in raw.kernels():
