@@ -55,7 +55,7 @@ cp "$tmp/prof.sqlite" "$tmp/rank1.sqlite"
 # Parameter sweep recipe over two ATTACHed reports.
 out=$("$sqlite3_bin" -csv "file:$tmp/prof.sqlite?mode=ro" -cmd ".load $build/nsystrace" \
       "attach 'file:$tmp/rank1.sqlite?mode=ro' as bs16" ".read $src/sql/sweep.sql") &&
-  grep -q '^"kernels: GEMM (cuBLAS / CUTLASS)",bs16,' <<<"$out" && grep -q '^"kernels: GEMM (cuBLAS / CUTLASS)",main,' <<<"$out" &&
+  grep -q '^"kernels: GEMM (cuBLAS / cuBLASLt / CUTLASS)",bs16,' <<<"$out" && grep -q '^"kernels: GEMM (cuBLAS / cuBLASLt / CUTLASS)",main,' <<<"$out" &&
   ok || fail "sweep.sql: $out"
 
 # Embedding (static library, sqlite3_auto_extension).
