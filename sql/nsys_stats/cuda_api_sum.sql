@@ -4,6 +4,8 @@
 -- Composes: narrow `scope` (a WHERE over trace_events) to a time window (ts between A and B), one process (pid = P),
 -- one GPU (device_id = D), or the inside of one NVTX range (its ts and ts + dur), which nsys stats cannot do.
 -- StdDev is the sample standard deviation (n - 1), 0 for a single instance, as NVIDIA reports it.
+-- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
+-- this file.
 with scope as (select * from trace_events where kind = 'cuda_api'),
 items as materialized (select name as Name, dur as value from scope),
 stats as (

@@ -1,12 +1,13 @@
 -- osrt_sum: NVIDIA's `nsys stats --report osrt_sum` as SQL: OS runtime calls (nsys --trace=osrt) by name, their
--- durations summed ("Instances" is NVIDIA's "Num Calls").
+-- durations summed ("Instances" is NVIDIA's "Num Calls"). OSRT_API also holds nsys's own markers (eventClass 31/32:
+-- "OS runtime libraries profiling started/finished"), which are not calls and which NVIDIA's report leaves out.
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/nsys_stats/osrt_sum.sql"
 -- Composes: narrow `scope` (a WHERE over trace_events) to a time window (ts between A and B), one process (pid = P),
 -- one GPU (device_id = D), or the inside of one NVTX range (its ts and ts + dur), which nsys stats cannot do.
 -- StdDev is the sample standard deviation (n - 1), 0 for a single instance, as NVIDIA reports it.
-with -- OSRT_API also holds nsys's own markers (eventClass 31/32: "OS runtime libraries profiling started/finished"), which
--- are not calls and which NVIDIA's report leaves out.
-scope as (
+-- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
+-- this file.
+with scope as (
   select * from trace_events where kind = 'osrt'
     and name not in ('OS runtime libraries profiling started', 'OS runtime libraries profiling finished')
 ),

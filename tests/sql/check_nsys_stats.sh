@@ -9,6 +9,9 @@ source "$src/tests/profiles.sh"
 "$sqlite3_bin" "$tmp/cpu_samples.sqlite" < "$src/tests/fixtures/cpu_samples.sql"
 profiles+=("$tmp/cpu_samples.sqlite")
 failed=0 ran=0
+python=/usr/bin/python3; [ -x "$python" ] || python=python3
+# The report files are what their one description (generate.py) makes.
+"$python" "$src/sql/nsys_stats/generate.py" --check || failed=$((failed + 1))
 for p in "${profiles[@]}"; do
   for r in "$src"/sql/nsys_stats/*.sql; do
     if ! out=$("$sqlite3_bin" -bail "file:$p?mode=ro" -cmd ".load $so" ".read $r" 2>&1) || grep -qi "error" <<<"$out"; then
@@ -24,5 +27,4 @@ awk -F, '$9 == "ampere_sgemm_128x64_tn" && $3 == 160 && $2 == 24000000 && $6 == 
 echo "check_nsys_stats: $ran report runs, $failed failed"
 [ "$failed" -eq 0 ] || exit 1
 [ ${#real_exports[@]} -gt 0 ] || { echo "../shared absent: the comparison with NVIDIA's numbers NOT run"; exit 77; }
-python=/usr/bin/python3; [ -x "$python" ] || python=python3
 "$python" "$src/tests/sql/check_nsys_stats.py" "$sqlite3_bin" "$so" "${real_exports[@]}"
