@@ -172,12 +172,41 @@ std::string run(const std::string& command) {
   return out;
 }
 
+// ../shared's Perfetto tools (import-stats, trace-processor), or "" when absent: the tests that need them skip.
+std::string perfetto_tools() {
+  if (testdb::shared_fixtures_dir().empty()) return "";
+  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
+  return access((tools + "/import-stats").c_str(), X_OK) == 0 ? tools : "";
+}
+#define SKIP_WITHOUT_PERFETTO(tools) \
+  if ((tools).empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: the check with Perfetto's importer NOT run"
+
+// Perfetto's trace processor's answer to one SQL query over a trace: CSV, a header line first.
+std::string tp_query(const std::string& tools, const std::string& trace, const std::string& sql) {
+  std::string quoted = "'";
+  for (char c : sql) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return run(tools + "/trace-processor query " + trace + " " + quoted + "' 2>/dev/null");
+}
+// The same for a query with one integer answer.
+int64_t tp_integer(const std::string& tools, const std::string& trace, const std::string& sql) {
+  std::string out = tp_query(tools, trace, sql);
+  return std::stoll(out.substr(out.find('\n') + 1));
+}
+
+// A profile made from one of our fixtures (tests/fixtures/<name>.sql) in dir.
+std::string fixture_profile(testdb::TempDir& dir, const std::string& name) {
+  std::string profile = dir.file(name + ".sqlite");
+  testdb::Db make(profile, false, true);
+  make.exec_file(testdb::source_dir() + "/tests/fixtures/" + name + ".sql");
+  return profile;
+}
+
 // Perfetto's own importer (the one ui.perfetto.dev runs) is the judge: it takes every event of the trace, drops or
 // changes none (its stats show no error or data_loss row), and holds as many slices and flows as we wrote.
 TEST_P(RealExport, PerfettoImportsEveryEvent) {
-  std::string tool = testdb::shared_fixtures_dir() + "/../../tools/perfetto/import-stats";
-  if (access(tool.c_str(), X_OK) != 0)
-    GTEST_SKIP() << tool << " not found: the check with Perfetto's importer NOT run";
+  std::string tools = perfetto_tools();
+  SKIP_WITHOUT_PERFETTO(tools);
+  std::string tool = tools + "/import-stats";
   testdb::TempDir dir("nsystrace_perfetto");
   std::string trace = dir.file("trace.json.gz");
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
@@ -200,9 +229,8 @@ TEST_P(RealExport, PerfettoImportsEveryEvent) {
 // dropped or changed (stats), and the same slices (ts, dur, name, category), flows and counter values; on the whole
 // export and on filtered queries (one kind, a ts window, one GPU).
 TEST_P(RealExport, PerfettoProtobufHoldsWhatTheJsonHolds) {
-  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
-  if (access((tools + "/import-stats").c_str(), X_OK) != 0)
-    GTEST_SKIP() << tools << " not found: the check with Perfetto's importer NOT run";
+  std::string tools = perfetto_tools();
+  SKIP_WITHOUT_PERFETTO(tools);
   testdb::TempDir dir("nsystrace_pf");
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
   int64_t first = db.integer("select coalesce(min(ts), 0) from trace_events where kind != 'nvtx_kernel'");
@@ -213,11 +241,7 @@ TEST_P(RealExport, PerfettoProtobufHoldsWhatTheJsonHolds) {
                                       "where pid = 16777216"};
   // CPU samples are instants in the JSON, Perfetto's own stack samples in the protobuf (compared below).
   const std::string slices =
-      "select ts, dur, name, category from slice where category != \"cpu_sample\" order by ts, dur, name, category";
-  auto tp_integer = [&](const std::string& trace, const std::string& q) {
-    std::string out = run(tools + "/trace-processor query " + trace + " '" + q + "' 2>/dev/null");
-    return std::stoll(out.substr(out.find('\n') + 1));
-  };
+      "select ts, dur, name, category from slice where category != 'cpu_sample' order by ts, dur, name, category";
   for (const std::string& where : filters) {
     if (db.integer("select count(*) from trace_events " + where) == 0) continue;
     std::string json = dir.file("t.json.gz"), proto = dir.file("t.pftrace");
@@ -230,12 +254,11 @@ TEST_P(RealExport, PerfettoProtobufHoldsWhatTheJsonHolds) {
     // protobuf keeps it on the "Thread 0" track it is laid out on.)
     int64_t samples = db.integer("select count(*) from trace_events " + where + (where.empty() ? " where " : " and ") +
                                  "kind = 'cpu_sample'");
-    EXPECT_EQ(tp_integer(json, "select count(*) from slice where category = \"cpu_sample\""), samples) << where;
-    EXPECT_EQ(tp_integer(proto, "select count(*) from stack_sample"), samples) << where;
+    EXPECT_EQ(tp_integer(tools, json, "select count(*) from slice where category = 'cpu_sample'"), samples) << where;
+    EXPECT_EQ(tp_integer(tools, proto, "select count(*) from stack_sample"), samples) << where;
     EXPECT_EQ(ps.integer("slices") + samples, js.integer("slices")) << where;
     for (const char* key : {"flows", "counter_values"}) EXPECT_EQ(ps.str(key), js.str(key)) << where << ": " << key;
-    EXPECT_EQ(run(tools + "/trace-processor query " + proto + " '" + slices + "' 2>/dev/null"),
-              run(tools + "/trace-processor query " + json + " '" + slices + "' 2>/dev/null"))
+    EXPECT_EQ(tp_query(tools, proto, slices), tp_query(tools, json, slices))
         << where;
     if (where.empty()) {
       auto size = [](const std::string& f) {
@@ -293,18 +316,16 @@ TEST_P(RealExport, StacksAreTheExportsFrames) {
 
 // Perfetto's importer holds every CPU sample as a stack sample of its thread, and the deepest stack frame by frame.
 TEST_P(RealExport, PerfettoHoldsEverySampleWithItsStack) {
-  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
-  if (access((tools + "/import-stats").c_str(), X_OK) != 0)
-    GTEST_SKIP() << tools << " not found: the check with Perfetto's importer NOT run";
+  std::string tools = perfetto_tools();
+  SKIP_WITHOUT_PERFETTO(tools);
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
   if (db.integer("select count(*) from sqlite_schema where name in ('COMPOSITE_EVENTS', 'SAMPLING_CALLCHAINS')") < 2)
     GTEST_SKIP() << "no CPU samples in this export";
   testdb::TempDir dir("nsystrace_samples");
   std::string proto = dir.file("t.pftrace");
   db.integer("select perfetto_trace_file('" + proto + "') from trace_events");
-  auto tp = [&](const std::string& q) { return run(tools + "/trace-processor query " + proto + " \"" + q + "\" 2>/dev/null"); };
-  std::string count = tp("select count(*) from stack_sample");
-  EXPECT_EQ(std::stoll(count.substr(count.find('\n') + 1)), db.integer("select count(*) from COMPOSITE_EVENTS"));
+  int64_t samples = tp_integer(tools, proto, "select count(*) from stack_sample");
+  EXPECT_EQ(samples, db.integer("select count(*) from COMPOSITE_EVENTS"));
   // The deepest stack (the first of them in time), outermost frame first, as Perfetto reads it back.
   int64_t id = db.integer("select c.id from SAMPLING_CALLCHAINS c join COMPOSITE_EVENTS e on e.id = c.id "
                           "order by c.stackDepth desc, e.start, e.globalTid limit 1");
@@ -315,7 +336,7 @@ TEST_P(RealExport, PerfettoHoldsEverySampleWithItsStack) {
                                "join StringIds m on m.id = c.module where c.id = " + std::to_string(id) +
                                " order by c.stackDepth desc"))
     expected += "\"" + r[0] + "\",\"" + (r[1].rfind('/', 0) == 0 ? "" : "/") + r[1] + "\"\n";  // Perfetto: paths from "/"
-  std::string got = tp("with recursive a(id, parent_id, frame_id, depth) as (select c.id, c.parent_id, c.frame_id, c.depth "
+  std::string got = tp_query(tools, proto, "with recursive a(id, parent_id, frame_id, depth) as (select c.id, c.parent_id, c.frame_id, c.depth "
                        "from stack_profile_callsite c where c.id = (select s.callsite_id from stack_sample s join "
                        "stack_sample_task_context tc on tc.id = s.task_context_id join thread t using (utid) where s.ts = " +
                        std::to_string(ts) + " and t.tid = " + std::to_string(tid) + " limit 1) union all select c.id, "
@@ -323,8 +344,8 @@ TEST_P(RealExport, PerfettoHoldsEverySampleWithItsStack) {
                        "select f.name as name, m.name as module from a join stack_profile_frame f on f.id = a.frame_id "
                        "left join stack_profile_mapping m on m.id = f.mapping order by a.depth");
   EXPECT_EQ(got, expected);
-  std::printf("%s: %s stack samples; the deepest stack (%zu frames) equal frame by frame\n", GetParam().c_str(),
-              count.substr(count.find('\n') + 1, count.size() - count.find('\n') - 2).c_str(),
+  std::printf("%s: %lld stack samples; the deepest stack (%zu frames) equal frame by frame\n", GetParam().c_str(),
+              static_cast<long long>(samples),
               static_cast<size_t>(std::count(expected.begin(), expected.end(), '\n') - 1));
 }
 
@@ -398,16 +419,10 @@ namespace {
 // GPU metrics: no real export we have holds them, so our fixture (built from NVIDIA's documented columns) goes through
 // Perfetto's importer in both formats: the same counter samples, named by metric, nothing dropped.
 TEST(PerfettoImporter, GpuMetricsAreTheSameCountersInBothFormats) {
-  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
-  if (testdb::shared_fixtures_dir().empty() || access((tools + "/import-stats").c_str(), X_OK) != 0)
-    GTEST_SKIP() << "../shared/tools/perfetto not found: the check with Perfetto's importer NOT run";
+  std::string tools = perfetto_tools();
+  SKIP_WITHOUT_PERFETTO(tools);
   testdb::TempDir dir("nsystrace_metrics");
-  std::string profile = dir.file("metrics.sqlite");
-  {
-    testdb::Db make(profile, false, true);
-    make.exec_file(testdb::source_dir() + "/tests/fixtures/gpu_metrics.sql");
-  }
-  testdb::Db db(profile, /*load_shared_object=*/true);
+  testdb::Db db(fixture_profile(dir, "gpu_metrics"), /*load_shared_object=*/true);
   std::string json = dir.file("m.json"), proto = dir.file("m.pftrace");
   db.integer("select chrome_trace_file('" + json + "') from trace_events");
   db.integer("select perfetto_trace_file('" + proto + "') from trace_events");
@@ -419,8 +434,8 @@ TEST(PerfettoImporter, GpuMetricsAreTheSameCountersInBothFormats) {
   // Values and times; the JSON importer names a counter "<event name> <arg>", the protobuf track by the metric.
   const std::string q = "select replace(t.name, ' value', ''), c.ts, c.value from counter c join counter_track t "
                         "on t.id = c.track_id order by 2, 1";
-  std::string from_proto = run(tools + "/trace-processor query " + proto + " \"" + q + "\" 2>/dev/null");
-  EXPECT_EQ(from_proto, run(tools + "/trace-processor query " + json + " \"" + q + "\" 2>/dev/null"));
+  std::string from_proto = tp_query(tools, proto, q);
+  EXPECT_EQ(from_proto, tp_query(tools, json, q));
   EXPECT_NE(from_proto.find("\"SMs Active\",2000,75"), std::string::npos) << from_proto;
 }
 }  // namespace
@@ -430,19 +445,13 @@ namespace {
 // a stack sample of its thread (the one recorded before 0 at 0), the flame graph totals and self counts of thread
 // "main" as the fixture's header computes them, and the API calls' backtraces as their slices' callstacks.
 TEST(PerfettoImporter, CpuSamplesAreAFlameGraph) {
-  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
-  if (testdb::shared_fixtures_dir().empty() || access((tools + "/import-stats").c_str(), X_OK) != 0)
-    GTEST_SKIP() << "../shared/tools/perfetto not found: the check with Perfetto's importer NOT run";
+  std::string tools = perfetto_tools();
+  SKIP_WITHOUT_PERFETTO(tools);
   testdb::TempDir dir("nsystrace_flame");
-  std::string profile = dir.file("samples.sqlite");
-  {
-    testdb::Db make(profile, false, true);
-    make.exec_file(testdb::source_dir() + "/tests/fixtures/cpu_samples.sql");
-  }
-  testdb::Db db(profile, /*load_shared_object=*/true);
+  testdb::Db db(fixture_profile(dir, "cpu_samples"), /*load_shared_object=*/true);
   std::string proto = dir.file("s.pftrace");
   db.integer("select perfetto_trace_file('" + proto + "') from trace_events");
-  auto tp = [&](const std::string& q) { return run(tools + "/trace-processor query " + proto + " \"" + q + "\" 2>/dev/null"); };
+  auto tp = [&](const std::string& q) { return tp_query(tools, proto, q); };
   EXPECT_EQ(testjson::parse(run(tools + "/import-stats " + proto)).get("stats")->items.size(), 0u);
   const std::string samples = "select s.id, s.ts, s.callsite_id, t.tid, t.name as thread from stack_sample s join "
                               "stack_sample_task_context tc on tc.id = s.task_context_id join thread t using (utid)";
