@@ -25,6 +25,10 @@ struct Stack {
   std::vector<StackFrame> frames;
   int64_t missing_depths = 0;
 };
+// The arg that counts a stack's missing depths, beside the stack's own arg ("stack" -> "stack_missing_depths").
+inline std::string missing_depths_key(std::string_view stack_key) {
+  return std::string(stack_key) + "_missing_depths";
+}
 // What a CPU sample without any frame is called (its trace_events name; its one frame where a format needs one).
 constexpr const char* kNoStack = "[no stack]";
 
@@ -93,7 +97,7 @@ class JsonArgs final : public ArgsSink {
     scratch_.clear();
     append_stack_json(scratch_, stack);
     o_.raw(key, scratch_);
-    if (stack.missing_depths != 0) o_.integer(std::string(key) + "_missing_depths", stack.missing_depths);
+    if (stack.missing_depths != 0) o_.integer(missing_depths_key(key), stack.missing_depths);
     return *this;
   }
   void close() { o_.close(); }

@@ -93,7 +93,7 @@ class PerfettoTraceWriter::Annotations final : public ArgsSink {
   // An API call's backtrace: the slice's own callstack (Perfetto shows it with the slice and can aggregate it).
   ArgsSink& stack(std::string_view key, const Stack& stack) override {
     callstack = w_.callstack_iid(stack);
-    if (stack.missing_depths != 0) integer(std::string(key) + "_missing_depths", stack.missing_depths);
+    if (stack.missing_depths != 0) integer(missing_depths_key(key), stack.missing_depths);
     return *this;
   }
   uint64_t callstack = 0;  // the interned callstack of the event, 0 for none
@@ -279,15 +279,16 @@ uint64_t PerfettoTraceWriter::callstack_iid(const Stack& stack) {
   // Perfetto's callstacks run from the outermost frame; nsys's from the innermost.
   frame_ids_.clear();
   for (auto f = stack.frames.rbegin(); f != stack.frames.rend(); ++f) frame_ids_.push_back(frame_iid(*f));
-  std::string key(reinterpret_cast<const char*>(frame_ids_.data()), frame_ids_.size() * sizeof(uint64_t));
-  auto [it, fresh] = callstacks_.try_emplace(std::move(key), callstacks_.size() + 1);
-  if (fresh) {
-    interned_.begin(Interned::callstacks);
-    interned_.varint_field(Callstack::iid, it->second);
-    for (uint64_t frame : frame_ids_) interned_.varint_field(Callstack::frame_ids, frame);
-    interned_.end();
-  }
-  return it->second;
+  // Looked up by the frame iids' bytes, in a reused buffer: no allocation per sample for a stack seen before.
+  key_.assign(reinterpret_cast<const char*>(frame_ids_.data()), frame_ids_.size() * sizeof(uint64_t));
+  if (auto it = callstacks_.find(key_); it != callstacks_.end()) return it->second;
+  uint64_t iid = callstacks_.size() + 1;
+  callstacks_.emplace(key_, iid);
+  interned_.begin(Interned::callstacks);
+  interned_.varint_field(Callstack::iid, iid);
+  for (uint64_t frame : frame_ids_) interned_.varint_field(Callstack::frame_ids, frame);
+  interned_.end();
+  return iid;
 }
 
 // A CPU sample: Perfetto's own stack sample of its thread (so the UI draws it on the thread and aggregates any

@@ -102,7 +102,7 @@ class PerfettoTraceWriter {
   std::unordered_map<std::string, uint64_t> function_names_, mapping_paths_, mappings_, frames_, callstacks_;
   std::vector<uint64_t> frame_ids_;
   uint64_t category_iids_[kKindCount] = {};  // in front of categories_: by kind
-  std::string key_;                          // intern()'s lookup key
+  std::string key_;                          // the lookup key of intern(), frame_iid() and callstack_iid()
   std::pair<int32_t, std::string> counter_key_;
   FlowLinker flows_;  // endpoints: bind ids of the calls' flows
   uint64_t next_flow_ = 1;
