@@ -16,9 +16,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target nsystrace
 rm -f build/example.sqlite
 sqlite3 build/example.sqlite < examples/example_profile.sql
-sqlite3 build/example.sqlite ".load ./build/nsystrace" "select chrome_trace(*) from trace_events" > build/example_trace.json
+sqlite3 build/example.sqlite ".load ./build/nsystrace" "select chrome_trace(*) from trace_events where derived in (0, 1)" > build/example_trace.json
 rm -f build/example_trace.pftrace
-sqlite3 build/example.sqlite ".load ./build/nsystrace" "select perfetto_trace_file('build/example_trace.pftrace') from trace_events" > /dev/null
+sqlite3 build/example.sqlite ".load ./build/nsystrace" "select perfetto_trace_file('build/example_trace.pftrace') from trace_events where derived in (0, 1)" > /dev/null
 sqlite3 build/example.sqlite ".load ./build/nsystrace" -box \
   "select kind, count(*) as events, min(ts) as first_ns, max(ts + coalesce(dur, 0)) as last_ns from trace_events group by kind"
 echo "wrote build/example_trace.pftrace ($(stat -c %s build/example_trace.pftrace) bytes, Perfetto's own format) and"

@@ -27,13 +27,14 @@ constexpr int kFeedsGroups = 1 << 30;
 
 enum Column {
   kColKind, kColName, kColTs, kColDur, kColPid, kColTid, kColProcessName, kColThreadName, kColDeviceId,
-  kColStreamId, kColCorrelationId, kColGlobalTid, kColArgs, kColLane, kColSchema, kColCname
+  kColStreamId, kColCorrelationId, kColGlobalTid, kColArgs, kColLane, kColGlobalPid, kColSchema, kColCname,
+  kColDerived
 };
 
 constexpr const char* kSchema =
     "CREATE TABLE x(kind TEXT, name TEXT, ts INTEGER, dur INTEGER, pid INTEGER, tid INTEGER, process_name TEXT,"
     " thread_name TEXT, device_id INTEGER, stream_id INTEGER, correlation_id INTEGER, global_tid INTEGER,"
-    " args TEXT, lane INTEGER, schema TEXT HIDDEN, cname TEXT HIDDEN)";
+    " args TEXT, lane INTEGER, global_pid INTEGER, schema TEXT HIDDEN, cname TEXT HIDDEN, derived INTEGER HIDDEN)";
 
 // Tables whose presence marks a database as an Nsight Systems export.
 constexpr const char* kExportMarkers[] = {
@@ -69,6 +70,14 @@ int best_index(sqlite3_index_info* info) {
     if ((c.iColumn == kColKind || c.iColumn == kColName) && c.op == SQLITE_INDEX_CONSTRAINT_EQ && !binary) continue;
     if (c.iColumn == kColSchema && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
       token = in_list ? "schema_in" : "schema=";
+    } else if (c.iColumn == kColDerived && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
+      token = in_list ? "derived_in" : "derived=";
+    } else if (c.iColumn == kColCorrelationId && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
+      token = in_list ? "correlation_in" : "correlation=";
+    } else if (c.iColumn == kColGlobalTid && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
+      token = in_list ? "global_tid_in" : "global_tid=";
+    } else if (c.iColumn == kColGlobalPid && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
+      token = in_list ? "global_pid_in" : "global_pid=";
     } else if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_NE && binary) {
       token = "kind!=";
     } else if (c.iColumn == kColKind && c.op == SQLITE_INDEX_CONSTRAINT_EQ) {
@@ -99,7 +108,7 @@ int best_index(sqlite3_index_info* info) {
     info->aConstraintUsage[i].argvIndex = ++argc;
     // kind is matched exactly by the scan (a text compared to our fixed names), so SQLite need not re-check it;
     // every other constraint it re-checks.
-    info->aConstraintUsage[i].omit = c.iColumn == kColKind || c.iColumn == kColSchema;
+    info->aConstraintUsage[i].omit = c.iColumn == kColKind || c.iColumn == kColSchema || c.iColumn == kColDerived;
     if (!idx.empty()) idx += ' ';
     idx += token;
   }
@@ -126,6 +135,9 @@ int best_index(sqlite3_index_info* info) {
     else if (c.iColumn == kColName) fraction *= c.op == SQLITE_INDEX_CONSTRAINT_EQ ? 0.01 : 0.1;
     else if (c.iColumn == kColTs) fraction *= c.op == SQLITE_INDEX_CONSTRAINT_EQ ? 1e-6 : 0.3;
     else if (c.iColumn == kColPid) fraction *= 0.1;
+    else if (c.iColumn == kColCorrelationId) fraction *= 1e-5;  // a handful of rows: the join's inner loop
+    else if (c.iColumn == kColGlobalTid) fraction *= 0.01;
+    else if (c.iColumn == kColGlobalPid) fraction *= 0.1;
   }
   constexpr double kRows = 1e6, kFixedCost = 1e6;
   double rows = kRows * fraction;
@@ -225,13 +237,60 @@ uint32_t kind_mask_of(sqlite3_value* v) {
   throw Error(fmt::format("nsystrace: trace_events has no kind '{}'; the kinds are: {}", text_of(v), kinds));
 }
 
+// The integers of an = or IN constraint on an integer column, into `set` (intersected with what is there). NULL is
+// never equal to anything; any other non-integer value is compared by SQLite's rules, so it is left to SQLite.
+void apply_integer_set(ScanFilter& f, std::optional<std::vector<int64_t>>& set, sqlite3_value* v) {
+  std::vector<int64_t> values;
+  bool exact = true;
+  for_each_in(v, [&](sqlite3_value* x) {
+    if (sqlite3_value_type(x) == SQLITE_INTEGER) values.push_back(sqlite3_value_int64(x));
+    else if (sqlite3_value_type(x) != SQLITE_NULL) exact = false;
+  });
+  if (!exact) {
+    f.inexact = true;
+    return;
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  if (set) {
+    std::vector<int64_t> both;
+    std::set_intersection(set->begin(), set->end(), values.begin(), values.end(), std::back_inserter(both));
+    values = std::move(both);
+  }
+  set = std::move(values);
+  if (set->empty()) f.impossible = true;
+}
+
+// `derived` = 0 or 1 (or an IN list of them): which of the two the scan yields (bit 0: stored rows, bit 1: derived).
+int derived_mask_of(sqlite3_value* v) {
+  int mask = 0;
+  for_each_in(v, [&](sqlite3_value* x) {
+    if (sqlite3_value_type(x) == SQLITE_NULL) return;
+    if (sqlite3_value_numeric_type(x) != SQLITE_INTEGER || (sqlite3_value_int64(x) != 0 && sqlite3_value_int64(x) != 1))
+      throw Error(fmt::format("nsystrace: trace_events.derived is 0 (events stored in the profile) or 1 (rows "
+                              "nsystrace derives: 'nvtx_kernel'), not '{}'", text_of(x)));
+    mask |= 1 << sqlite3_value_int64(x);
+  });
+  return mask;
+}
+
 ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
   ScanFilter f;
   std::istringstream tokens(idx_str ? idx_str : "");
   std::string op;
+  std::optional<int> derived;          // which rows `derived` asks for; unasked: the stored ones only
+  bool kind_names_derived = false;     // kind = 'nvtx_kernel' (or IN) was asked for
   for (int i = 0; i < argc && (tokens >> op); ++i) {
     sqlite3_value* v = argv[i];
-    if (op == "schema=" || op == "schema_in") {
+    if (op == "derived=" || op == "derived_in") {
+      derived = derived.value_or(3) & derived_mask_of(v);
+    } else if (op == "correlation=" || op == "correlation_in") {
+      apply_integer_set(f, f.correlations, v);
+    } else if (op == "global_tid=" || op == "global_tid_in") {
+      apply_integer_set(f, f.global_tids, v);
+    } else if (op == "global_pid=" || op == "global_pid_in") {
+      apply_integer_set(f, f.global_pids, v);
+    } else if (op == "schema=" || op == "schema_in") {
       std::vector<std::string> wanted;
       for_each_in(v, [&](sqlite3_value* x) {
         if (sqlite3_value_type(x) == SQLITE_TEXT) wanted.emplace_back(text_of(x));
@@ -248,6 +307,7 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
       if (f.schemas.empty()) f.impossible = true;
     } else if (op == "kind=") {
       f.kinds &= kind_mask_of(v);
+      kind_names_derived |= (kind_mask_of(v) & kDerivedKinds) != 0;
     } else if (op == "kind!=") {
       if (sqlite3_value_type(v) == SQLITE_NULL) f.impossible = true;  // x != NULL is never true
       else f.kinds &= ~kind_mask_of(v);
@@ -255,6 +315,7 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
       uint32_t mask = 0;
       for_each_in(v, [&](sqlite3_value* item) { mask |= kind_mask_of(item); });
       f.kinds &= mask;
+      kind_names_derived |= (mask & kDerivedKinds) != 0;
     } else if (op == "name_in") {
       std::vector<NameMatch> any;
       bool narrow = true;  // a non-text value is compared by SQLite's rules: then do not narrow
@@ -290,6 +351,13 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
       apply_ts(f, op, v);
     }
   }
+  if (!derived && kind_names_derived)
+    throw Error("nsystrace: 'nvtx_kernel' rows (NVTX ranges projected onto the GPUs) are derived, not stored in the "
+                "profile, and trace_events has them only when asked: add `derived = 1` (those rows only) or "
+                "`derived in (0, 1)` (with every stored event), or read nvtx_kernel_ranges");
+  int wanted = derived.value_or(1);
+  if (!(wanted & 1)) f.kinds &= kDerivedKinds;
+  if (!(wanted & 2)) f.kinds &= ~kDerivedKinds;
   if (f.kinds == 0) f.impossible = true;
   if (f.inexact) f.limit.reset();  // a row the scan returns might still be dropped by SQLite: it must not count
   return f;
@@ -382,6 +450,8 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kColStreamId: if (r.has_stream) sqlite3_result_int64(ctx, r.stream_id); break;
       case kColCorrelationId: if (r.has_correlation) sqlite3_result_int64(ctx, r.correlation_id); break;
       case kColGlobalTid: if (r.has_global_tid) sqlite3_result_int64(ctx, r.global_tid); break;
+      case kColGlobalPid: if (r.has_global_tid) sqlite3_result_int64(ctx, global_pid_of(r.global_tid)); break;
+      case kColDerived: sqlite3_result_int(ctx, is_derived(r.kind)); break;
       case kColArgs: result_text(ctx, cursor->scan->args()); break;
       case kColSchema: if (r.schema) result_text(ctx, *r.schema); break;
       case kColCname: if (r.cname) sqlite3_result_text(ctx, r.cname, -1, SQLITE_STATIC); break;

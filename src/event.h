@@ -14,7 +14,11 @@ enum class Kind : uint8_t {
 };
 constexpr int kKindCount = 18;
 constexpr uint32_t kAllKinds = (1u << kKindCount) - 1;
-inline uint32_t kind_bit(Kind k) { return 1u << static_cast<int>(k); }
+constexpr uint32_t kind_bit(Kind k) { return 1u << static_cast<int>(k); }
+// Kinds nsystrace derives rather than reads (the NVTX GPU projection): trace_events has their rows only when asked
+// for with its hidden column `derived`, so a plain query sees each event of the profile once.
+constexpr uint32_t kDerivedKinds = kind_bit(Kind::nvtx_kernel);
+inline bool is_derived(Kind k) { return (kind_bit(k) & kDerivedKinds) != 0; }
 const char* kind_name(Kind kind);
 std::optional<Kind> kind_from_name(std::string_view name);
 
@@ -115,7 +119,7 @@ struct TraceRow {
   bool has_correlation = false;
   int64_t correlation_id = 0;
   bool has_global_tid = false;
-  int64_t global_tid = 0;
+  int64_t global_tid = 0;        // its global_pid is global_pid_of(global_tid)
   int report = 0;                      // which report of the scan (0 for a single one)
   const std::string* schema = nullptr;  // its schema name
   const char* cname = nullptr;          // Chrome reserved color name, or null

@@ -184,6 +184,34 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
     }
     binds.push_back(pid);
   }
+  // correlation_id, global_tid and global_pid are the columns the reader reads (its Shape): NULL where it has none,
+  // which no = or IN holds for, so then the table is not even opened.
+  std::optional<std::vector<int64_t>> rowids;  // the rows a correlation_id lookup found
+  if (filter.correlations) {
+    if (shape.correlation == nullptr || !table.has(shape.correlation)) return;
+    if (shape.from_sql.empty()) {  // by the catalog's index: only the matching rows are read (the join's inner loop)
+      rowids = catalog_.rowids_with_correlation(db_, catalog_.schema().qualified(table.name), shape.correlation,
+                                                *filter.correlations);
+      if (rowids->empty()) return;
+      where += " AND rowid IN (SELECT value FROM json_each(?))";
+      binds.emplace_back(integer_list(*rowids));
+    } else {
+      where += fmt::format(" AND {} IN (SELECT value FROM json_each(?))", quote_identifier(shape.correlation));
+      binds.emplace_back(integer_list(*filter.correlations));
+    }
+  }
+  if (filter.global_tids || filter.global_pids) {
+    if (shape.global_id == nullptr || !table.has(shape.global_id)) return;
+    const std::string id = quote_identifier(shape.global_id);
+    if (filter.global_tids) {
+      where += " AND " + id + " IN (SELECT value FROM json_each(?))";
+      binds.emplace_back(integer_list(*filter.global_tids));
+    }
+    if (filter.global_pids) {  // a globalTid's process is its globalPid: the same with the tid bits cleared
+      where += fmt::format(" AND ({} & {}) IN (SELECT value FROM json_each(?))", id, kProcessIdMask);
+      binds.emplace_back(integer_list(*filter.global_pids));
+    }
+  }
   // Readers must yield (start, longest first). SQLite would sort every table for that (the largest single cost of
   // a scan), but exports store events nearly in that order: the table's stored order is checked once
   // (ProfileCatalog::stored_order), then the rows are read as stored and the few out of place ("stragglers") are
@@ -198,7 +226,7 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   const std::string qualified = catalog_.schema().qualified(table.name);
   const std::string from = " FROM " + (base_table ? qualified : shape.from_sql) + " WHERE " + where;
   const ProfileCatalog::StoredOrder* stored = nullptr;
-  if (base_table && !filter.ts_min && !filter.ts_max)
+  if (base_table && !filter.ts_min && !filter.ts_max && !rowids)
     stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);
   if (stored == nullptr || !stored->nearly_sorted) {
     stmt_ = Statement(db_, "SELECT " + select_list + from + order);
@@ -275,6 +303,12 @@ std::string EventSource::any_name_condition(const std::vector<NameMatch>& any, B
   std::string out;
   for (const auto& c : conds) out += (out.empty() ? "" : " OR ") + c;
   return out;
+}
+
+std::string EventSource::integer_list(const std::vector<int64_t>& values) {
+  std::string out = "[";
+  for (int64_t v : values) out += (out.size() > 1 ? "," : "") + std::to_string(v);
+  return out + "]";
 }
 
 std::string EventSource::json_list(const std::vector<std::string_view>& values) {
@@ -381,20 +415,26 @@ SelectBuilder& instant_first(SelectBuilder& b, const char* time) {
   return b;
 }
 
-// Columns shared by the GPU activity tables.
-struct GpuColumns {
-  int device, stream, correlation, global_pid, context;
-  explicit GpuColumns(SelectBuilder& b)
-      : device(b.column("deviceId")),
-        stream(b.column("streamId")),
-        correlation(b.column("correlationId")),
-        global_pid(b.column("globalPid")),
-        context(b.column("contextId")) {}
-};
-
 class GpuSource : public EventSource {
  protected:
   using EventSource::EventSource;
+  // A GPU activity table: placed by device, its process in globalPid, correlated with the call that launched it.
+  static Shape gpu_shape(std::string time = "start", std::string end = "end") {
+    Shape s{PidColumn::device, "", std::move(time), std::move(end)};
+    s.global_id = kProcessId;
+    s.correlation = kCorrelationId;
+    return s;
+  }
+  // Columns shared by the GPU activity tables.
+  struct GpuColumns {
+    int device, stream, correlation, global_pid, context;
+    explicit GpuColumns(SelectBuilder& b)
+        : device(b.column("deviceId")),
+          stream(b.column("streamId")),
+          correlation(read_column(b, gpu_shape().correlation)),
+          global_pid(read_column(b, gpu_shape().global_id)),
+          context(b.column("contextId")) {}
+  };
   bool read_gpu(const GpuColumns& c, Placement placement) {
     read_interval(false);
     event_.placement = placement;
@@ -436,7 +476,7 @@ class KernelSource final : public GpuSource {
     graph_id_ = b_.column("graphId");
     graph_node_ = b_.column("graphNodeId");
     event_.kind = Kind::kernel;
-    prepare(t, b_.select_list(), f, Shape{PidColumn::device});
+    prepare(t, b_.select_list(), f, gpu_shape());
   }
   Kind kind() const override { return Kind::kernel; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
@@ -487,7 +527,7 @@ class MemcpySource final : public GpuSource {
     src_device_ = b_.column("srcDeviceId");
     dst_device_ = b_.column("dstDeviceId");
     event_.kind = Kind::memcpy;
-    prepare(t, b_.select_list(), f, Shape{PidColumn::device});
+    prepare(t, b_.select_list(), f, gpu_shape());
   }
   Kind kind() const override { return Kind::memcpy; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
@@ -534,7 +574,7 @@ class MemsetSource final : public GpuSource {
     value_ = b_.column("value");
     mem_kind_ = b_.column("memKind");
     event_.kind = Kind::memset;
-    prepare(t, b_.select_list(), f, Shape{PidColumn::device});
+    prepare(t, b_.select_list(), f, gpu_shape());
   }
   Kind kind() const override { return Kind::memset; }
   std::string name_condition(const NameMatch& m, Binds&) const override {
@@ -569,7 +609,7 @@ class GraphSource final : public GpuSource {
     graph_id_ = b_.column("graphId");
     graph_exec_id_ = b_.column("graphExecId");
     event_.kind = Kind::graph;
-    prepare(t, b_.select_list(), f, Shape{PidColumn::device});
+    prepare(t, b_.select_list(), f, gpu_shape());
   }
   Kind kind() const override { return Kind::graph; }
   std::string name_condition(const NameMatch& m, Binds&) const override {
@@ -603,7 +643,7 @@ class SyncSource final : public GpuSource {
     sync_type_ = b_.column("syncType");
     event_id_ = b_.column("eventId");
     event_.kind = Kind::sync;
-    prepare(t, b_.select_list(), f, Shape{PidColumn::device});
+    prepare(t, b_.select_list(), f, gpu_shape());
   }
   Kind kind() const override { return Kind::sync; }
   std::string name_condition(const NameMatch& m, Binds&) const override {
@@ -658,13 +698,16 @@ class CallSource final : public EventSource {
         b_(t),
         kind_(kind),
         backtraces_(db, catalog, kind == Kind::osrt ? "OSRT_CALLCHAINS" : kind == Kind::cuda_api ? "CUDA_CALLCHAINS" : "") {
+    Shape shape;
+    // Only CUDA API calls are correlated with GPU work.
+    if (kind == Kind::cuda_api) shape.correlation = kCorrelationId;
     interval_first(b_);
-    global_tid_ = b_.column("globalTid");
+    global_tid_ = read_column(b_, shape.global_id);
     name_id_ = b_.column("nameId");
     return_value_ = b_.column("returnValue");
     callchain_ = b_.column("callchainId");
-    // Only CUDA API calls are correlated with GPU work and come from the runtime or the driver.
-    correlation_ = kind == Kind::cuda_api ? b_.column("correlationId") : b_.expression("NULL");
+    correlation_ = read_column(b_, shape.correlation);
+    // Only CUDA API calls come from the runtime or the driver.
     event_class_ = kind == Kind::cuda_api ? b_.column("eventClass") : b_.expression("NULL");
     nesting_ = b_.column("nestingLevel");
     graph_id_ = b_.column("graphId");
@@ -673,7 +716,7 @@ class CallSource final : public EventSource {
     unnamed_ = kind == Kind::cuda_api ? kUnnamedApiCall : "[unnamed call]";
     event_.kind = kind;
     event_.placement = Placement::cpu_thread;
-    prepare(t, b_.select_list(), f, Shape{});
+    prepare(t, b_.select_list(), f, shape);
   }
   Kind kind() const override { return kind_; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
@@ -730,11 +773,13 @@ class NvtxSource final : public EventSource {
   NvtxSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                const ReportContext& r)
       : EventSource(db, catalog, r), b_(t) {
+    // 34 mark, 59 push/pop, 60 start/end, 70/71 the NVTXt variants. Definitions (33, 75, 76...) are not events.
+    const Shape shape{PidColumn::thread, "eventType IN (34, 59, 60, 70, 71)"};
     interval_first(b_);
     type_ = b_.column("eventType");
     text_ = b_.column("text");
     text_id_ = b_.column("textId");
-    global_tid_ = b_.column("globalTid");
+    global_tid_ = read_column(b_, shape.global_id);
     end_global_tid_ = b_.column("endGlobalTid");
     domain_ = b_.column("domainId");
     category_ = b_.column("category");
@@ -747,8 +792,7 @@ class NvtxSource final : public EventSource {
     json_text_id_ = b_.column("jsonTextId");
     event_.kind = Kind::nvtx;
     event_.placement = Placement::cpu_thread;
-    // 34 mark, 59 push/pop, 60 start/end, 70/71 the NVTXt variants. Definitions (33, 75, 76...) are not events.
-    prepare(t, b_.select_list(), f, Shape{PidColumn::thread, "eventType IN (34, 59, 60, 70, 71)"});
+    prepare(t, b_.select_list(), f, shape);
   }
   Kind kind() const override { return Kind::nvtx; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
@@ -847,15 +891,16 @@ class MpiSource final : public EventSource {
  public:
   MpiSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f, const ReportContext& r)
       : EventSource(db, catalog, r), b_(t) {
+    const Shape shape;
     interval_first(b_);
-    global_tid_ = b_.column("globalTid");
+    global_tid_ = read_column(b_, shape.global_id);
     text_id_ = b_.column("textId");
     static const char* const params[] = {"remoteRank", "rootRank", "tag", "size", "recvSize", "commHandle",
                                          "requestHandle"};
     for (int i = 0; i < 7; ++i) params_[i] = b_.column(params[i]);
     event_.kind = Kind::mpi;
     event_.placement = Placement::cpu_thread;
-    prepare(t, b_.select_list(), f, Shape{});
+    prepare(t, b_.select_list(), f, shape);
   }
   Kind kind() const override { return Kind::mpi; }
   std::string name_condition(const NameMatch& m, Binds& binds) const override {
@@ -907,7 +952,9 @@ class GpuMetricSource final : public EventSource {
     event_.placement = Placement::gpu_metrics;
     event_.instant = true;
     event_.has_global_id = false;
-    prepare(t, b_.select_list(), f, Shape{PidColumn::metric_type, "", "timestamp", ""});
+    Shape shape{PidColumn::metric_type, "", "timestamp", ""};
+    shape.global_id = nullptr;  // counters of a GPU, no process
+    prepare(t, b_.select_list(), f, shape);
   }
   Kind kind() const override { return Kind::gpu_metric; }
   bool read_row() override {
@@ -984,7 +1031,7 @@ class CudaEventSource final : public GpuSource {
     event_id_ = b_.column("eventId");
     event_.kind = Kind::cuda_event;
     event_.instant = true;
-    prepare(t, b_.select_list(), f, Shape{PidColumn::device, "", "timestamp", ""});
+    prepare(t, b_.select_list(), f, gpu_shape("timestamp", ""));
   }
   Kind kind() const override { return Kind::cuda_event; }
   std::string name_condition(const NameMatch& m, Binds&) const override {
@@ -1017,15 +1064,17 @@ class DiagnosticSource final : public EventSource {
   DiagnosticSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                    const ReportContext& r)
       : EventSource(db, catalog, r), b_(t) {
+    Shape shape{PidColumn::process, "", "timestamp", ""};
+    shape.global_id = kProcessId;
     instant_first(b_, "timestamp");
     text_ = b_.column("text");
     severity_ = b_.column("severity");
     source_ = b_.column("source");
-    global_pid_ = b_.column("globalPid");
+    global_pid_ = read_column(b_, shape.global_id);
     event_.kind = Kind::diagnostic;
     event_.placement = Placement::process;
     event_.instant = true;
-    prepare(t, b_.select_list(), f, Shape{PidColumn::process, "", "timestamp", ""});
+    prepare(t, b_.select_list(), f, shape);
   }
   Kind kind() const override { return Kind::diagnostic; }
   bool read_row() override {
@@ -1053,8 +1102,9 @@ class CpuSampleSource final : public EventSource {
   CpuSampleSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                   const ReportContext& r)
       : EventSource(db, catalog, r), b_(t), stacks_(db, catalog, kStackTable) {
+    const Shape shape{PidColumn::thread, "", "start", ""};
     instant_first(b_, "start");
-    global_tid_ = b_.column("globalTid");
+    global_tid_ = read_column(b_, shape.global_id);
     cpu_ = b_.column("cpu");
     state_ = b_.column("threadState");
     cycles_ = b_.column("cpuCycles");
@@ -1066,7 +1116,7 @@ class CpuSampleSource final : public EventSource {
     event_.kind = Kind::cpu_sample;
     event_.placement = Placement::cpu_samples;
     event_.instant = true;
-    prepare(t, b_.select_list(), f, Shape{PidColumn::thread, "", "start", ""});
+    prepare(t, b_.select_list(), f, shape);
   }
   Kind kind() const override { return Kind::cpu_sample; }
   // The name is the innermost frame's symbol (a StringIds id, possibly dangling) or kNoStack when there is none.

@@ -43,6 +43,8 @@ struct ScanFilter {
   std::optional<int64_t> pid;  // Chrome pid: an OS pid, or kGpuPidBase + device (+ report * kReportPidStride)
   std::vector<std::vector<NameMatch>> names;  // all must hold; each is one match or an IN list (any holds)
   std::vector<std::string> schemas;           // reports to merge ("main" when empty), in name order
+  // Integer sets a row's correlation_id / global_tid / global_pid must be in (pushed = and IN), sorted and unique.
+  std::optional<std::vector<int64_t>> correlations, global_tids, global_pids;
   bool impossible = false;     // the constraints exclude every row
   // A constraint value the scan cannot apply exactly (left to SQLite's own check): then no LIMIT is applied.
   bool inexact = false;
@@ -84,6 +86,7 @@ class EventSource {
   // Some alternative of `any` holds: "1" (cannot narrow), "0" (no row can), or SQL with its values in binds.
   std::string any_name_condition(const std::vector<NameMatch>& any, Binds& binds) const;
   static std::string json_list(const std::vector<std::string_view>& values);
+  static std::string integer_list(const std::vector<int64_t>& values);  // as a JSON array
   // `column` (a StringIds reference) names one of `names` (or a "[missing string N]" among them, or NULL).
   std::string string_column_in(const char* column, const std::vector<std::string_view>& names, Binds& binds) const;
   // The same for an SQL expression whose value is a StringIds reference.
@@ -100,6 +103,11 @@ class EventSource {
   std::string string_expression_condition(const std::string& expr, const NameMatch& m, Binds& binds) const;
   // How a pid constraint reads on a table: GPU device, thread (globalTid) or process (globalPid).
   enum class PidColumn { device, thread, process, metric_type };
+  // The columns a reader reads as a row's global_tid and correlation_id: the reader's select list and the pushed
+  // down global_tid / global_pid / correlation_id conditions both take them from its Shape.
+  static constexpr const char* kThreadId = "globalTid";
+  static constexpr const char* kProcessId = "globalPid";
+  static constexpr const char* kCorrelationId = "correlationId";
   // Where and how a reader reads: the table (or a subquery over it, as `from_sql`), its time column, its end
   // column ("" for instants).
   struct Shape {
@@ -107,8 +115,14 @@ class EventSource {
     std::string extra_where;
     std::string time = "start";
     std::string end = "end";
-    std::string from_sql;  // default: the table itself
+    std::string from_sql;                 // default: the table itself
+    const char* global_id = kThreadId;    // read as global_tid (nullptr: the kind has none)
+    const char* correlation = nullptr;    // read as correlation_id (nullptr: the kind has none)
   };
+  // The integer column of one of these Shape fields (nullptr: NULL) in a reader's select list.
+  static int read_column(SelectBuilder& b, const char* column) {
+    return column != nullptr ? b.column(column) : b.expression("NULL");
+  }
   // Prepares SELECT <list> FROM table WHERE <filter> ORDER BY time, end DESC.
   void prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter, const Shape& shape);
   // Fills event_ from the statement's current row; false to skip the row.

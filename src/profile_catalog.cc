@@ -167,6 +167,30 @@ const ProfileCatalog::StoredOrder& ProfileCatalog::stored_order(sqlite3* db, con
   return stored_order_.emplace(key, std::move(order)).first->second;
 }
 
+std::vector<int64_t> ProfileCatalog::rowids_with_correlation(sqlite3* db, const std::string& table,
+                                                            const std::string& column,
+                                                            const std::vector<int64_t>& values) const {
+  std::string key = table + "." + column;
+  auto it = correlation_index_.find(key);
+  if (it == correlation_index_.end()) {
+    std::vector<ValueRowid> index;
+    Statement s(db, "SELECT " + quote_identifier(column) + ", rowid FROM " + table + " WHERE " +
+                        quote_identifier(column) + " IS NOT NULL");
+    while (s.step()) index.push_back({s.int64(0), s.int64(1)});
+    std::sort(index.begin(), index.end());  // nearly sorted already: CUPTI numbers calls in order
+    index.shrink_to_fit();
+    it = correlation_index_.emplace(key, std::move(index)).first;
+  }
+  const std::vector<ValueRowid>& index = it->second;
+  std::vector<int64_t> out;
+  for (int64_t v : values) {
+    auto first = std::lower_bound(index.begin(), index.end(), ValueRowid{v, INT64_MIN});
+    for (auto p = first; p != index.end() && p->value == v; ++p) out.push_back(p->rowid);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 bool is_identifying_metadata(std::string_view key, std::string_view value) {
   for (std::string_view word : {"HOST", "USER", "PATH"})
     if (key.find(word) != std::string_view::npos) return true;

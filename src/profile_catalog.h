@@ -26,6 +26,9 @@ inline int32_t os_pid_of(int64_t global_id) { return static_cast<int32_t>((globa
 inline int32_t os_tid_of(int64_t global_id) { return static_cast<int32_t>(global_id & 0xFFFFFF); }
 // The process part of a globalTid/globalPid (vm id and pid): the scope of correlation ids.
 inline int64_t process_key_of(int64_t global_id) { return global_id >> 24; }
+// The globalPid of a globalTid (its tid bits cleared; a globalPid is its own): trace_events.global_pid.
+constexpr int64_t kProcessIdMask = ~int64_t{0xFFFFFF};
+inline int64_t global_pid_of(int64_t global_id) { return global_id & kProcessIdMask; }
 
 class StringTable {
  public:
@@ -87,6 +90,12 @@ class ProfileCatalog {
   const StoredOrder& stored_order(sqlite3* db, const std::string& table, const std::string& time,
                                   const std::string& end, const std::string& where) const;
 
+  // The rowids (sorted) of an event table's rows whose `column` is one of `values` (sorted): a lookup in an index
+  // of (value, rowid) pairs built by one pass over the table on first use and kept (16 bytes a row), so the join
+  // from GPU work to the call that launched it reads only the rows it needs. Exports carry no such index.
+  std::vector<int64_t> rowids_with_correlation(sqlite3* db, const std::string& table, const std::string& column,
+                                               const std::vector<int64_t>& values) const;
+
  private:
   static const std::string* find(const std::map<int64_t, std::string>& m, int64_t id) {
     auto it = m.find(id);
@@ -112,6 +121,11 @@ class ProfileCatalog {
   std::optional<int64_t> session_start_utc_ns_;
   mutable std::optional<int64_t> profile_end_;
   mutable std::map<std::string, StoredOrder> stored_order_;  // by table and condition
+  struct ValueRowid {
+    int64_t value, rowid;
+    bool operator<(const ValueRowid& o) const { return value != o.value ? value < o.value : rowid < o.rowid; }
+  };
+  mutable std::map<std::string, std::vector<ValueRowid>> correlation_index_;  // by table and column
 };
 
 // The event tables a timeline is made of (also scanned for the profile's end).

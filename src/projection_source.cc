@@ -16,8 +16,14 @@ class ProjectionSource final : public EventSource {
       : EventSource(db, catalog, report), projection_(std::move(projection)), names_(db, catalog) {
     std::optional<int64_t> pid = filter.pid ? pid_in_report(*filter.pid, report.index) : std::nullopt;
     if (filter.pid && !pid) return;  // another report's process
+    if (filter.correlations) return;  // a projected range has no correlation id
+    auto in = [](const std::optional<std::vector<int64_t>>& set, int64_t v) {
+      return !set || std::binary_search(set->begin(), set->end(), v);
+    };
     const auto& ranges = projection_->ranges();
     for (size_t r = 0; r < ranges.size(); ++r) {
+      if (!in(filter.global_tids, ranges[r].global_tid) || !in(filter.global_pids, global_pid_of(ranges[r].global_tid)))
+        continue;
       for (size_t d = 0; d < ranges[r].device_count; ++d) {
         const DeviceExtent& dev = projection_->devices(ranges[r])[d];
         int64_t ts = saturating_add(dev.gpu_start, report.clock_offset);

@@ -69,11 +69,11 @@ TEST_P(RealExport, ConvertsCompletelyAndExactly) {
 
   // trace_events: one row per source row, per kind.
   for (const char* kind : kKinds) {
-    int64_t rows = db.integer(std::string("select count(*) from trace_events where kind='") + kind + "'");
+    int64_t rows = db.integer(std::string("select count(*) from trace_events where derived in (0, 1) and kind='") + kind + "'");
     EXPECT_EQ(rows, expected[kind]) << kind;
   }
 
-  std::string json = db.text("select chrome_trace(*) from trace_events");
+  std::string json = db.text("select chrome_trace(*) from trace_events where derived in (0, 1)");
   testtrace::TraceSummary t = testtrace::check_trace(json);
   for (const auto& p : t.problems) ADD_FAILURE() << p;
   for (const char* kind : kKinds) EXPECT_EQ(t.per_cat[kind], expected[kind]) << "JSON slices of kind " << kind;
@@ -210,8 +210,8 @@ TEST_P(RealExport, PerfettoImportsEveryEvent) {
   testdb::TempDir dir("nsystrace_perfetto");
   std::string trace = dir.file("trace.json.gz");
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
-  db.integer("select chrome_trace_file('" + trace + "') from trace_events");
-  std::string json = db.text("select chrome_trace(*) from trace_events");
+  db.integer("select chrome_trace_file('" + trace + "') from trace_events where derived in (0, 1)");
+  std::string json = db.text("select chrome_trace(*) from trace_events where derived in (0, 1)");
   testtrace::TraceSummary t = testtrace::check_trace(json);
   const testjson::Value* other = t.root.get("otherData");
   ASSERT_NE(other, nullptr);
@@ -266,7 +266,7 @@ TEST_P(RealExport, PerfettoProtobufHoldsWhatTheJsonHolds) {
         return static_cast<int64_t>(in.tellg());
       };
       std::string plain = dir.file("t.json");
-      db.integer("select chrome_trace_file('" + plain + "') from trace_events");
+      db.integer("select chrome_trace_file('" + plain + "') from trace_events where derived in (0, 1)");
       std::printf("%s: protobuf %lld bytes, JSON %lld bytes (%.0f%%), %s slices, %s flows\n", GetParam().c_str(),
                   static_cast<long long>(size(proto)), static_cast<long long>(size(plain)),
                   100.0 * static_cast<double>(size(proto)) / static_cast<double>(size(plain)), ps.str("slices").c_str(),
@@ -323,7 +323,7 @@ TEST_P(RealExport, PerfettoHoldsEverySampleWithItsStack) {
     GTEST_SKIP() << "no CPU samples in this export";
   testdb::TempDir dir("nsystrace_samples");
   std::string proto = dir.file("t.pftrace");
-  db.integer("select perfetto_trace_file('" + proto + "') from trace_events");
+  db.integer("select perfetto_trace_file('" + proto + "') from trace_events where derived in (0, 1)");
   int64_t samples = tp_integer(tools, proto, "select count(*) from stack_sample");
   EXPECT_EQ(samples, db.integer("select count(*) from COMPOSITE_EVENTS"));
   // The deepest stack (the first of them in time), outermost frame first, as Perfetto reads it back.
@@ -367,7 +367,7 @@ TEST(RealExports, SummaryTable) {
               "sync", "cuda_api", "nvtx", "nvtx_k", "osrt", "sched", "event", "diag", "flows", "KB");
   for (const auto& file : real_exports()) {
     testdb::Db db(testdb::shared_fixtures_dir() + "/" + file, /*load_shared_object=*/true);
-    std::string json = db.text("select chrome_trace(*) from trace_events");
+    std::string json = db.text("select chrome_trace(*) from trace_events where derived in (0, 1)");
     testtrace::TraceSummary t = testtrace::check_trace(json);
     EXPECT_TRUE(t.problems.empty()) << file;
     std::printf("%-46s %7ld %7ld %7ld %6ld %8ld %7ld %6ld %6ld %5ld %5ld %6ld %6ld %8zu\n", file.c_str(),
@@ -424,8 +424,8 @@ TEST(PerfettoImporter, GpuMetricsAreTheSameCountersInBothFormats) {
   testdb::TempDir dir("nsystrace_metrics");
   testdb::Db db(fixture_profile(dir, "gpu_metrics"), /*load_shared_object=*/true);
   std::string json = dir.file("m.json"), proto = dir.file("m.pftrace");
-  db.integer("select chrome_trace_file('" + json + "') from trace_events");
-  db.integer("select perfetto_trace_file('" + proto + "') from trace_events");
+  db.integer("select chrome_trace_file('" + json + "') from trace_events where derived in (0, 1)");
+  db.integer("select perfetto_trace_file('" + proto + "') from trace_events where derived in (0, 1)");
   for (const std::string& f : {json, proto}) {
     testjson::Value stats = testjson::parse(run(tools + "/import-stats " + f));
     EXPECT_EQ(stats.get("stats")->items.size(), 0u) << f;
@@ -450,7 +450,7 @@ TEST(PerfettoImporter, CpuSamplesAreAFlameGraph) {
   testdb::TempDir dir("nsystrace_flame");
   testdb::Db db(fixture_profile(dir, "cpu_samples"), /*load_shared_object=*/true);
   std::string proto = dir.file("s.pftrace");
-  db.integer("select perfetto_trace_file('" + proto + "') from trace_events");
+  db.integer("select perfetto_trace_file('" + proto + "') from trace_events where derived in (0, 1)");
   auto tp = [&](const std::string& q) { return tp_query(tools, proto, q); };
   EXPECT_EQ(testjson::parse(run(tools + "/import-stats " + proto)).get("stats")->items.size(), 0u);
   const std::string samples = "select s.id, s.ts, s.callsite_id, t.tid, t.name as thread from stack_sample s join "

@@ -51,7 +51,7 @@ class ChromeTrace : public ::testing::Test {
 TEST_F(ChromeTrace, RowsCarryTheContractColumns) {
   auto rows = db.rows(
       "select kind, name, ts, dur, pid, tid, process_name, thread_name, device_id, stream_id, correlation_id "
-      "from trace_events");
+      "from trace_events where derived in (0, 1)");
   std::vector<std::vector<std::string>> expected = {
       {"nvtx", "step", "900", "8600", "10", "10", "train.py", "main", "NULL", "NULL", "NULL"},
       {"nvtx", "here", "950", "NULL", "10", "10", "train.py", "main", "NULL", "NULL", "NULL"},
@@ -73,17 +73,19 @@ TEST_F(ChromeTrace, RowsCarryTheContractColumns) {
             "{\"bytes\":64,\"copy_kind\":\"Host-to-Device\",\"src_kind\":\"Pinned\",\"dst_kind\":\"Device\","
             "\"correlation_id\":2,\"context_id\":1}");
   EXPECT_EQ(db.text("select args from trace_events where name = 'step' and kind = 'nvtx'"), "{\"color\":\"#FF0000FF\"}");
-  EXPECT_EQ(db.text("select args from trace_events where kind = 'nvtx_kernel'"),
+  EXPECT_EQ(db.text("select args from trace_events where kind = 'nvtx_kernel' and derived = 1"),
             "{\"cpu_start\":900,\"cpu_end\":9500,\"gpu_ops\":2,\"device_ops\":2,\"kernels\":1,\"memcpys\":1,"
             "\"depth\":0,\"nvtx_rowid\":1}");
   EXPECT_EQ(db.integer("select global_tid from trace_events where kind='kernel'"), 281475144482816);
 }
 
 TEST_F(ChromeTrace, WritesExactMicrosecondsMetadataAndFlows) {
-  std::string json = db.text("select chrome_trace(*) from trace_events");
+  std::string json = db.text("select chrome_trace(*) from trace_events where derived in (0, 1)");
   auto t = testtrace::check_trace(json);
   ASSERT_TRUE(t.problems.empty()) << t.problems[0];
   EXPECT_EQ(t.slices.size(), 8u);
+  // Without `derived`: the profile's own events, without the NVTX GPU projection.
+  EXPECT_EQ(testtrace::check_trace(db.text("select chrome_trace(*) from trace_events")).slices.size(), 7u);
   EXPECT_NE(json.find("{\"name\":\"gemm\",\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":1.2,\"dur\":3,\"pid\":16777216,"
                       "\"tid\":7,"),
             std::string::npos);
@@ -150,7 +152,7 @@ TEST_F(ChromeTrace, StarFormRefusesRowsItCannotSee) {
 TEST_F(ChromeTrace, ExplicitFormBuildsATraceFromAnyQuery) {
   std::string json = db.text(
       "select chrome_trace(kind, name, ts, dur, pid, tid, process_name, thread_name, args, correlation_id, global_tid) "
-      "from (select * from trace_events order by ts desc)");
+      "from (select * from trace_events where derived in (0, 1) order by ts desc)");
   auto t = testtrace::check_trace(json);
   ASSERT_TRUE(t.problems.empty()) << t.problems[0];
   EXPECT_EQ(t.slices.size(), 8u);

@@ -128,7 +128,7 @@ TEST_F(Fixture, EmptyExportsGiveEmptyValidTraces) {
 
 TEST_F(Fixture, Legacy2020SchemaReadsByColumnName) {
   load("legacy_2020");
-  EXPECT_EQ(db.rows("select kind, count(*) from trace_events group by kind order by kind"),
+  EXPECT_EQ(db.rows("select kind, count(*) from trace_events where derived in (0, 1) group by kind order by kind"),
             (Rows{{"cuda_api", "8"}, {"kernel", "3"}, {"memcpy", "2"}, {"memset", "1"}, {"nvtx", "3"},
                   {"nvtx_kernel", "3"}, {"sync", "1"}}));
   EXPECT_EQ(db.rows("select distinct process_name from trace_events where device_id is null"), (Rows{{"python"}}));

@@ -68,17 +68,36 @@ TEST_F(Projection, EveryRowIsAccountedFor) {
 TEST_F(Projection, TraceEventsShowEachRangeOnEveryGpuItUsed) {
   // 'outer' ran work on both GPUs: one slice per GPU with that GPU's extent.
   EXPECT_EQ(db.rows("select ts, dur, pid, device_id, thread_name from trace_events "
-                    "where kind = 'nvtx_kernel' and name = 'outer' order by device_id"),
+                    "where kind = 'nvtx_kernel' and name = 'outer' and derived = 1 order by device_id"),
             (Rows{{"1200", "520", "16777216", "0", "NVTX (GPU projection): main (tid 100)"},
                   {"2500", "100", "16777217", "1", "NVTX (GPU projection): main (tid 100)"}}));
-  EXPECT_EQ(db.integer("select count(*) from trace_events where kind = 'nvtx_kernel'"), 10);
-  EXPECT_EQ(db.integer("select count(*) from trace_events where kind != 'nvtx_kernel' and kind = 'nvtx_kernel'"), 0);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind = 'nvtx_kernel' and derived = 1"), 10);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where derived = 1"), 10);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind != 'nvtx_kernel' and kind = 'nvtx_kernel' "
+                       "and derived = 1"), 0);
+  // Without `derived`, the profile's own events, each once: `name = 'outer'` is the NVTX range alone.
+  EXPECT_EQ(db.integer("select count(*) from trace_events"),
+            db.integer("select count(*) from trace_events where derived in (0, 1)") - 10);
   EXPECT_EQ(db.integer("select count(*) from trace_events where kind != 'nvtx_kernel'"),
-            db.integer("select count(*) from trace_events") - 10);
-  auto t = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events"));
+            db.integer("select count(*) from trace_events"));
+  EXPECT_EQ(db.rows("select kind from trace_events where name = 'outer'"), (Rows{{"nvtx"}}));
+  // Naming the kind without asking for derived rows is a mistake, not an empty answer; so is a derived that is not
+  // 0 or 1.
+  for (const char* where : {"kind = 'nvtx_kernel'", "kind in ('nvtx', 'nvtx_kernel')"})
+    EXPECT_NE(db.error_of(std::string("select count(*) from trace_events where ") + where)
+                  .find("'nvtx_kernel' rows (NVTX ranges projected onto the GPUs) are derived"),
+              std::string::npos)
+        << where;
+  for (const char* value : {"'yes'", "2"})
+    EXPECT_NE(db.error_of(std::string("select count(*) from trace_events where derived = ") + value)
+                  .find("trace_events.derived is 0 (events stored in the profile) or 1"),
+              std::string::npos)
+        << value;
+  EXPECT_EQ(db.integer("select count(*) from trace_events where derived = null"), 0);
+  auto t = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events where derived in (0, 1)"));
   for (const auto& p : t.problems) ADD_FAILURE() << p;
   EXPECT_EQ(t.per_cat["nvtx_kernel"], 10);
-  auto without = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events where kind != 'nvtx_kernel'"));
+  auto without = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events"));
   EXPECT_EQ(without.per_cat.count("nvtx_kernel"), 0u);
 }
 

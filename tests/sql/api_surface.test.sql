@@ -7,7 +7,7 @@ select 'functions', (select group_concat(f, ' ') from (select distinct name || '
 select 'modules', (select group_concat(name, ' ') from (select name from pragma_module_list
   where name in ('trace_events', 'nvtx_kernel_ranges') order by name)) = 'nvtx_kernel_ranges trace_events';
 select 'trace_events columns', (select group_concat(name, ' ') from pragma_table_info('trace_events'))
-  = 'kind name ts dur pid tid process_name thread_name device_id stream_id correlation_id global_tid args lane';
+  = 'kind name ts dur pid tid process_name thread_name device_id stream_id correlation_id global_tid args lane global_pid';
 select 'nvtx_kernel_ranges columns', (select group_concat(name, ' ') from pragma_table_info('nvtx_kernel_ranges'))
   = 'name domain start end gpu_start gpu_end gpu_ops kernels memcpys memsets pid tid global_tid depth parent devices range_type unclosed graphs';
 select 'writers are direct-only', (select count(*) from pragma_function_list where name in ('chrome_trace_file', 'perfetto_trace_file', 'nsystrace_create_indexes', 'nsystrace_option') and flags & 0x80000 = 0) = 0;

@@ -10,7 +10,8 @@ namespace {
 // Columns that do not depend on which other rows a scan reads (lane is laid out over the rows of the scan, and a
 // track's name says which process claimed a stream id first).
 const char* const kStableColumns =
-    "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, args, cname";
+    "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, global_pid, "
+    "args, cname, derived";
 
 std::string quoted(const std::string& v) {
   std::string out = "'";
@@ -52,8 +53,9 @@ void add_covering_indexes(testdb::Db& db) {
 Report check_pushdown(testdb::Db& db, size_t cap) {
   Report rep;
   db.exec("drop table if exists temp.unfiltered");
+  // Every row, derived ones too (`derived` is a parameter: the scans compared below all ask for both).
   db.exec(std::string("create temp table unfiltered as select ") + kStableColumns +
-          ", row_number() over () as scan_order from trace_events");
+          ", row_number() over () as scan_order from trace_events where derived in (0, 1)");
   // Invariants of the unfiltered scan.
   if (int64_t dup = db.integer("select count(*) - count(distinct rowid) from temp.unfiltered"); dup != 0)
     rep.failures.push_back(std::to_string(dup) + " rowids are not unique");
@@ -62,11 +64,14 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
       bad != 0)
     rep.failures.push_back(std::to_string(bad) + " rows out of time order in the unfiltered scan");
 
-  auto compare = [&](const std::string& where) {
+  // `expected_where`: what SQLite filters the unfiltered rows with, when not `where` itself.
+  auto compare = [&](const std::string& where, const std::string& expected_where = "") {
     ++rep.queries;
     std::string cols = kStableColumns;
-    auto pushed = db.rows("select " + cols + " from trace_events where " + where + " order by rowid");
-    auto expected = db.rows("select " + cols + " from temp.unfiltered where " + where + " order by rowid");
+    std::string pushed_where = expected_where.empty() ? "derived in (0, 1) and (" + where + ")" : where;
+    auto pushed = db.rows("select " + cols + " from trace_events where " + pushed_where + " order by rowid");
+    auto expected = db.rows("select " + cols + " from temp.unfiltered where " +
+                            (expected_where.empty() ? where : expected_where) + " order by rowid");
     if (pushed != expected)
       rep.failures.push_back("where " + (where.size() > 200 ? where.substr(0, 200) + "..." : where) + ": " + std::to_string(pushed.size()) + " rows pushed down, " +
                              std::to_string(expected.size()) + " when SQLite filters");
@@ -111,6 +116,26 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
     compare("ts < " + t);
   }
   for (const std::string& p : column(db, "select distinct pid from temp.unfiltered order by 1")) compare("pid = " + p);
+  // Integer keys of joins (correlation_id through the catalog's index), alone, as IN lists and with other constraints.
+  for (const char* col : {"correlation_id", "global_tid", "global_pid"}) {
+    std::vector<std::string> values = distinct(col);
+    for (const std::string& v : values) {
+      compare(std::string(col) + " = " + v);
+      compare(std::string(col) + " = " + v + " and kind in ('cuda_api', 'kernel', 'nvtx')");
+    }
+    std::string list;
+    for (const std::string& v : values) list += v + ", ";
+    compare(std::string(col) + " in (" + list + "-1)");
+    compare(std::string(col) + " in (" + list + "-1) and ts >= " + db.text("select coalesce(max(ts) / 2, 0) from temp.unfiltered"));
+    compare(std::string(col) + " = -1");
+  }
+  if (db.integer("select count(*) from temp.unfiltered where correlation_id is not null") > 0)
+    compare("correlation_id = " + db.text("select max(correlation_id) from temp.unfiltered") + " and global_pid = " +
+            db.text("select max(global_pid) from temp.unfiltered where correlation_id = "
+                    "(select max(correlation_id) from temp.unfiltered)"));
+  // Without `derived`, the scan has the stored events only.
+  compare("1", "derived = 0");
+  compare("kind != 'kernel'", "derived = 0 and kind != 'kernel'");
   return rep;
 }
 
