@@ -15,14 +15,14 @@ namespace {
 
 enum Column {
   kName, kDomain, kStart, kEnd, kGpuStart, kGpuEnd, kGpuOps, kKernels, kMemcpys, kMemsets, kPid, kTid, kGlobalTid,
-  kDepth, kParent, kDevices, kRangeType, kUnclosed, kGraphs, kSchemaColumn
+  kDepth, kParent, kDevices, kRangeType, kUnclosed, kGraphs, kGpuSpan, kGpuOpTime, kGpuBusyTime, kSchemaColumn
 };
 
 constexpr const char* kSchema =
     "CREATE TABLE x(name TEXT, domain TEXT, start INTEGER, \"end\" INTEGER, gpu_start INTEGER, gpu_end INTEGER,"
     " gpu_ops INTEGER, kernels INTEGER, memcpys INTEGER, memsets INTEGER, pid INTEGER, tid INTEGER,"
     " global_tid INTEGER, depth INTEGER, parent INTEGER, devices TEXT, range_type TEXT, unclosed INTEGER,"
-    " graphs INTEGER, schema TEXT HIDDEN)";
+    " graphs INTEGER, gpu_span INTEGER, gpu_op_time INTEGER, gpu_busy_time INTEGER, schema TEXT HIDDEN)";
 
 // The projections of the reports (schemas) the query asks for, read one after the other.
 struct Report {
@@ -157,6 +157,9 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kRangeType: sqlite3_result_text(ctx, r.start_end ? "start/end" : "push/pop", -1, SQLITE_STATIC); break;
       case kUnclosed: sqlite3_result_int(ctx, r.unclosed ? 1 : 0); break;
       case kGraphs: sqlite3_result_int64(ctx, r.graphs); break;
+      case kGpuSpan: sqlite3_result_int64(ctx, r.gpu_end - r.gpu_start); break;
+      case kGpuOpTime: sqlite3_result_int64(ctx, r.gpu_op_time); break;
+      case kGpuBusyTime: sqlite3_result_int64(ctx, r.gpu_busy_time); break;
       case kSchemaColumn: result_text(ctx, c->current().schema); break;
       default: break;
     }

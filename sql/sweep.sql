@@ -2,9 +2,10 @@
 -- ATTACHed under names that say the value:
 --   sqlite3 bs8.sqlite ".load ./build/nsystrace" "attach 'bs16.sqlite' as bs16" "attach 'bs32.sqlite' as bs32" \
 --           ".read sql/sweep.sql"
--- Tabulates, per report (schema), the GPU time of each NVTX range and of each family of kernels (GEMM, cuDNN /
--- convolution, NCCL, attention, Triton, elementwise, reductions, normalization, other): one row per (what, report),
--- ready to pivot or plot.
+-- Tabulates, per report (schema), the GPU time of each NVTX range (the time the GPU was busy with its work: the union
+-- of its operations' intervals, nvtx_kernel_ranges.gpu_busy_time) and of each family of kernels (GEMM, cuDNN /
+-- convolution, NCCL, attention, Triton, elementwise, reductions, normalization, other: the sum of their durations):
+-- one row per (what, report), ready to pivot or plot.
 with reports as (select name as schema from pragma_database_list where name not in ('temp')),
 -- NVTX names that carry per-call noise (PyTorch's "aten::mm, seq = 123, op_id = 45, sizes = [...]") by their stable part.
 nvtx as (
@@ -13,7 +14,7 @@ nvtx as (
            when instr(name, ', op_id = ') > 0 then substr(name, 1, instr(name, ', op_id = ') - 1)
            when instr(name, ', sizes = ') > 0 then substr(name, 1, instr(name, ', sizes = ') - 1)
            else name end as what, schema,
-         count(*) as n, sum(gpu_end - gpu_start) as gpu_ns
+         count(*) as n, sum(gpu_busy_time) as gpu_ns
   from nvtx_kernel_ranges where schema in (select schema from reports)
   group by what, schema
 ),

@@ -174,6 +174,14 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
                           " WHERE correlationId IS NOT NULL AND globalTid IS NOT NULL AND start IS NOT NULL AND "
                           "\"end\" IS NOT NULL ORDER BY 1, 2");
   bool have_op = ops.step(), have_call = calls.step();
+  // Every (range, operation interval) pair, for the busy time: a range's operations arrive in correlation order,
+  // not time order, so their union is taken once all are known.
+  struct Attribution {
+    uint32_t range;
+    int64_t start, end;
+    bool operator<(const Attribution& o) const { return range != o.range ? range < o.range : start < o.start; }
+  };
+  MappedArray<Attribution> attributions;
   std::vector<Op> group;
   std::vector<uint32_t> owners;
   while (have_op && have_call) {
@@ -214,6 +222,8 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       for (const Op& op : group) {
         r.gpu_start = std::min(r.gpu_start, op.start);
         r.gpu_end = std::max(r.gpu_end, op.end);
+        r.gpu_op_time += std::max<int64_t>(0, op.end - op.start);
+        if (op.end > op.start) attributions.push_back(Attribution{index, op.start, op.end});
         r.kernels += op.kind == kKernelOp;
         r.memcpys += op.kind == kMemcpyOp;
         r.memsets += op.kind == kMemsetOp;
@@ -237,7 +247,22 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     }
   }
 
-  // 4. The ranges that own work, in time order.
+  // 4. Busy time: per range, its operations' intervals in start order, merged.
+  std::sort(attributions.begin(), attributions.end());
+  for (size_t i = 0; i < attributions.size();) {
+    ProjectedRange& r = all[attributions[i].range];
+    int64_t from = attributions[i].start, to = attributions[i].end;
+    for (++i; i < attributions.size() && &all[attributions[i].range] == &r; ++i) {
+      if (attributions[i].start > to) {
+        r.gpu_busy_time += to - from;
+        from = attributions[i].start;
+      }
+      to = std::max(to, attributions[i].end);
+    }
+    r.gpu_busy_time += to - from;
+  }
+  attributions.truncate(0);
+  // 5. The ranges that own work, in time order.
   threads.clear();
   size_t kept = 0;  // compacted in place: no second copy of the ranges at the peak
   for (size_t i = 0; i < all.size(); ++i) {

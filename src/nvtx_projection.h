@@ -5,6 +5,8 @@
 //    call with the same correlationId in the same process;
 //  - an operation belongs to every range that contains its API call entirely (both ends inclusive) on the same
 //    thread; gpu_start/gpu_end = min start / max end of its operations; gpu_ops = distinct correlation ids.
+//  - beside NVIDIA's span, the sum of the operations' durations and the union of their intervals (the time the GPU
+//    was busy with them), computed from the (range, operation) pairs sorted once.
 //
 // How: the ranges are held in memory, per thread, sorted by start with a max-end segment tree (so "every range
 // containing [s, e]" costs O(log n + answers)). API calls and GPU operations are streamed sorted by
@@ -36,7 +38,9 @@ struct ProjectedRange {
   int64_t start = 0, end = 0;
   int64_t global_tid = 0;
   int64_t parent_rowid = -1;  // NVTX rowid of the innermost enclosing range, -1 for none
-  int64_t gpu_start = INT64_MAX, gpu_end = INT64_MIN;
+  int64_t gpu_start = INT64_MAX, gpu_end = INT64_MIN;  // the span of its operations (NVIDIA's projected range)
+  int64_t gpu_op_time = 0;    // the sum of its operations' durations (two concurrent kernels count twice)
+  int64_t gpu_busy_time = 0;  // the union of their intervals: the time at least one of them ran
   uint32_t gpu_ops = 0, kernels = 0, memcpys = 0, memsets = 0, graphs = 0;
   int32_t domain_id = 0;
   int32_t depth = 0;

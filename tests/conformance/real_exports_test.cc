@@ -106,7 +106,8 @@ TEST_P(RealExport, ConvertsCompletelyAndExactly) {
 
 // An independent, plain-SQL statement of NVIDIA's definition of the NVTX GPU projection (see
 // src/nvtx_projection.h), for comparison row by row: (rowid, gpu_start, gpu_end, gpu_ops, kernels) per range that
-// launched work. Built from the tables the export has; "" when it cannot have any row.
+// launched work, and the sum and the union of its operations' intervals (gpu_op_time, gpu_busy_time). Built from
+// the tables the export has; "" when it cannot have any row.
 std::string reference_projection_sql(testdb::Db& db) {
   auto has = [&](const std::string& t) {
     return db.integer("select count(*) from sqlite_schema where type = 'table' and name = '" + t + "'") > 0;
@@ -134,16 +135,27 @@ std::string reference_projection_sql(testdb::Db& db) {
          "ops as (" + ops + "), "
          "calls as (select globalTid, start, \"end\", correlationId as corr, globalTid >> 24 as proc "
          "  from CUPTI_ACTIVITY_KIND_RUNTIME), "
-         "work as (select r.id, c.corr, o.start, o.\"end\", o.is_kernel from ranges r "
+         "work as materialized (select distinct r.id, c.corr, o.start, o.\"end\", o.is_kernel from ranges r "
          "  join calls c on c.globalTid = r.globalTid and c.start >= r.start and c.\"end\" <= r.\"end\" "
-         "  join ops o on o.corr = c.corr and o.proc = c.proc) "
-         "select id, min(start), max(\"end\"), count(distinct corr), sum(is_kernel) from work group by id order by id";
+         "  join ops o on o.corr = c.corr and o.proc = c.proc), "
+         // Busy time: an island of overlapping operations starts where an operation starts after every earlier
+         // one (in start order) has ended.
+         "marked as (select id, start, \"end\", coalesce(start > max(\"end\") over (partition by id order by start, "
+         "  \"end\" rows between unbounded preceding and 1 preceding), 1) as new_island from work where \"end\" > start), "
+         "islands as (select id, start, \"end\", sum(new_island) over (partition by id order by start, \"end\" "
+         "  rows unbounded preceding) as island from marked), "
+         "busy as materialized (select id, sum(e - s) as busy from (select id, min(start) as s, max(\"end\") as e from islands "
+         "  group by id, island) group by id), "
+         "totals as (select id, min(start) as s, max(\"end\") as e, count(distinct corr) as ops, sum(is_kernel) as k, "
+         "  sum(max(0, \"end\" - start)) as op_time from work group by id) "
+         "select id, s, e, ops, k, op_time, coalesce(busy, 0) from totals left join busy using (id) order by id";
 }
 
 TEST_P(RealExport, NvtxProjectionMatchesAPlainSqlStatementOfTheDefinition) {
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
   std::string reference = reference_projection_sql(db);
-  auto ours = db.rows("select rowid, gpu_start, gpu_end, gpu_ops, kernels from nvtx_kernel_ranges order by rowid");
+  auto ours = db.rows("select rowid, gpu_start, gpu_end, gpu_ops, kernels, gpu_op_time, gpu_busy_time "
+                      "from nvtx_kernel_ranges order by rowid");
   if (reference.empty()) {
     EXPECT_TRUE(ours.empty());
     return;

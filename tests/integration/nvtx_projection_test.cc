@@ -60,6 +60,26 @@ TEST_F(Projection, CorrelationIdsAreScopedToTheProcess) {
             (Rows{{"rank b", "200", "200", "1150", "1990", "2", "1"}}));
 }
 
+// Three honest numbers for one range: the span of its work (NVIDIA's projection), the sum of its operations'
+// durations, and the union of their intervals (the time the GPU was busy with them). Added to the fixture here:
+// 'overlap' [8000, 8100] on main launches two kernels that run concurrently on two streams, [8100, 8300] and
+// [8200, 8400], and one later, [8700, 8750]. Span 8750 - 8100 = 650; sum 200 + 200 + 50 = 450; union
+// [8100, 8400] + [8700, 8750] = 300 + 50 = 350.
+TEST_F(Projection, SpanSumAndBusyTimeAreThreeNumbers) {
+  db.exec("INSERT INTO NVTX_EVENTS VALUES (8000, 8100, 59, NULL, NULL, NULL, 'overlap', 281476654432356, NULL, NULL, 0);"
+          "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (8010, 8020, 0, 281476654432356, 30, 3, 0),"
+          "  (8030, 8040, 0, 281476654432356, 31, 3, 0), (8050, 8060, 0, 281476654432356, 32, 3, 0);"
+          "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (8100, 8300, 0, 1, 7, 30, 281476654432256, 4, 4),"
+          "  (8200, 8400, 0, 1, 8, 31, 281476654432256, 4, 4), (8700, 8750, 0, 1, 7, 32, 281476654432256, 4, 4);");
+  EXPECT_EQ(db.rows("select gpu_start, gpu_end, gpu_span, gpu_op_time, gpu_busy_time, gpu_ops from nvtx_kernel_ranges "
+                    "where name = 'overlap'"),
+            (Rows{{"8100", "8750", "650", "450", "350", "3"}}));
+  // 'outer' (see the fixture's header): four operations that never overlap, so the sum is the union, 100 + 50 + 20
+  // + 100 = 270, in a span of 1400.
+  EXPECT_EQ(db.rows("select gpu_span, gpu_op_time, gpu_busy_time from nvtx_kernel_ranges where name = 'outer'"),
+            (Rows{{"1400", "270", "270"}}));
+}
+
 TEST_F(Projection, EveryRowIsAccountedFor) {
   EXPECT_EQ(db.rows("select rowid from nvtx_kernel_ranges order by rowid"),
             (Rows{{"2"}, {"3"}, {"4"}, {"5"}, {"6"}, {"8"}, {"10"}, {"11"}, {"12"}}));

@@ -122,7 +122,7 @@ def launch_latency(raw):
 
 def projection(raw):
     """NVTX ranges with GPU work, by Nsight Systems' definition: (name, domain, start, end, gpu_start, gpu_end,
-    kernels). Ops are tied to calls on (correlationId, process); a call belongs to every range on its thread that
+    kernels, the sum of the operations' durations, the length of the union of their intervals). Ops are tied to calls on (correlationId, process); a call belongs to every range on its thread that
     holds it entirely; each (range, correlation id) counts once."""
     if not raw.has("NVTX_EVENTS") or not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
         return []
@@ -152,17 +152,18 @@ def projection(raw):
         work = [op for corr in corrs for op in ops[(g >> 24, corr)]]
         if work:
             out.append((name, domains.get(dom) if dom else None, s, e, min(w[0] for w in work),
-                        max(w[1] for w in work), sum(w[2] for w in work)))
+                        max(w[1] for w in work), sum(w[2] for w in work), sum(max(0, w[1] - w[0]) for w in work),
+                        sum(b - a for a, b in union((w[0], w[1]) for w in work if w[1] > w[0]))))
     return out
 
 
 def nvtx_gpu_time(raw):
     by = defaultdict(list)
-    for name, dom, s, e, gs, ge, k in projection(raw):
-        by[(dom + ":" if dom else "") + name].append((ge - gs, e - s, k))
+    for name, dom, s, e, gs, ge, k, op_time, busy in projection(raw):
+        by[(dom + ":" if dom else "") + name].append((busy, op_time, ge - gs, e - s, k))
     rows = sorted(by.items(), key=lambda kv: (-sum(r[0] for r in kv[1]), kv[0]))[:20]
-    return [[name, len(r), raw.round(sum(x[0] for x in r) / 1e6, 3), raw.round(sum(x[1] for x in r) / 1e6, 3),
-             sum(x[2] for x in r), raw.round(sum(x[0] for x in r) / len(r) / 1e3, 1)] for name, r in rows]
+    return [[name, len(r)] + [raw.round(sum(x[i] for x in r) / 1e6, 3) for i in range(4)] +
+            [sum(x[4] for x in r), raw.round(sum(x[0] for x in r) / len(r) / 1e3, 1)] for name, r in rows]
 
 
 def gpu_busy(raw, bucket_ns=100_000_000):
@@ -225,10 +226,10 @@ def stable_nvtx_name(name):  # PyTorch's per-call noise left out
 
 def sweep(raw):  # one report (main)
     rows = defaultdict(lambda: [0, 0])
-    for name, dom, s, e, gs, ge, k in projection(raw):
+    for name, dom, s, e, gs, ge, k, op_time, busy in projection(raw):
         r = rows["nvtx: " + (dom + ":" if dom else "") + stable_nvtx_name(name)]
         r[0] += 1
-        r[1] += ge - gs
+        r[1] += busy
     for _, name, s, e in raw.kernels():
         r = rows[kernel_family(name)]
         r[0] += 1
