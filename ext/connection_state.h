@@ -69,5 +69,6 @@ int register_trace_events(sqlite3* db, ConnectionState* state, std::string* erro
 int register_chrome_trace(sqlite3* db, ConnectionState* state, std::string* error);
 int register_nvtx_kernel_ranges(sqlite3* db, ConnectionState* state, std::string* error);
 int register_options(sqlite3* db, ConnectionState* state, std::string* error);
+int register_statistics(sqlite3* db, std::string* error);
 
 }  // namespace nsystrace

@@ -170,6 +170,7 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
       if (rc == SQLITE_OK) rc = register_chrome_trace(db, state, &error);
       if (rc == SQLITE_OK) rc = register_nvtx_kernel_ranges(db, state, &error);
       if (rc == SQLITE_OK) rc = register_options(db, state, &error);
+      if (rc == SQLITE_OK) rc = register_statistics(db, &error);
     }
   } catch (const std::exception& e) {
     error = e.what();

@@ -401,8 +401,13 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
         check_is_export(*catalog, state->db());
         schemas.emplace_back(name, std::move(catalog));
       }
+      // main's session start: from the catalog just loaded when main is among the reports (each call to
+      // catalog() checks that the profile did not change: a join's inner scan runs once per outer row).
+      auto main = std::find_if(schemas.begin(), schemas.end(), [](const auto& s) { return s.first == "main"; });
+      std::optional<int64_t> start =
+          main != schemas.end() ? main->second->session_start_utc_ns() : main_session_start(state);
       cursor->scan = std::make_unique<TimelineScan>(
-          state->db(), TimelineScan::align_reports(std::move(schemas), main_session_start(state)), filter,
+          state->db(), TimelineScan::align_reports(std::move(schemas), start), filter,
           [state](const std::string& schema) { return state->projection(schema); });
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));

@@ -2,6 +2,9 @@
 -- on the same device. Communication = kernels whose name starts with 'nccl' (NCCL's device kernels).
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/compute_comm_overlap.sql"
 -- comm_ms: NCCL kernel time; overlapped_ms: the part of it hidden behind compute kernels; exposed_ms: the rest.
+-- How, in O(n log n) (sorts and window functions, no range join): the compute kernels of a GPU merge into disjoint
+-- busy islands; busy(t), the compute time before t, is the island sums before t's island plus the part of that
+-- island before t; the part of an NCCL kernel [s, e] hidden behind compute is busy(e) - busy(s).
 with k as (
   select device_id, ts as s, ts + dur as e, name like 'nccl%' as comm from trace_events where kind = 'kernel'
 ),
@@ -15,14 +18,29 @@ compute_grouped as (
            over (partition by device_id order by s, e rows unbounded preceding) as grp
   from compute_ordered
 ),
-compute_busy as (select device_id, min(s) as s, max(e) as e from compute_grouped group by device_id, grp),
-comm as (select row_number() over () as id, device_id, s, e from k where comm),
-overlap as (
-  select c.device_id, c.s, c.e,
-         coalesce(sum(max(0, min(c.e, b.e) - max(c.s, b.s))), 0) as hidden
-  from comm c left join compute_busy b on b.device_id = c.device_id and b.s < c.e and b.e > c.s
-  group by c.id, c.device_id, c.s, c.e
-)
+islands as materialized (
+  select device_id, s, e,
+         coalesce(sum(e - s) over (partition by device_id order by s rows between unbounded preceding and 1 preceding),
+                  0) as busy_before
+  from (select device_id, min(s) as s, max(e) as e from compute_grouped group by device_id, grp)
+),
+comm as materialized (select row_number() over () as id, device_id, s, e from k where comm),
+-- Each NCCL kernel's two ends (sign -1 at its start, +1 at its end), with the start of the last island that starts
+-- at or before it (islands sort first at equal times).
+ends as (
+  select id, device_id, t, sign, is_end,
+         max(island_s) over (partition by device_id order by t, is_end rows unbounded preceding) as island_s
+  from (select id, device_id, s as t, -1 as sign, null as island_s, 1 as is_end from comm
+        union all select id, device_id, e, 1, null, 1 from comm
+        union all select null, device_id, s, 0, s, 0 from islands)
+),
+hidden as (
+  select ends.id, sum(ends.sign * (b.busy_before + min(max(ends.t - b.s, 0), b.e - b.s))) as hidden
+  from ends join islands b on b.device_id = ends.device_id and b.s = ends.island_s
+  where ends.is_end
+  group by ends.id
+),
+overlap as (select c.device_id, c.s, c.e, coalesce(h.hidden, 0) as hidden from comm c left join hidden h on h.id = c.id)
 select device_id,
        count(*) as nccl_kernels,
        round(sum(e - s) / 1e6, 3) as comm_ms,

@@ -7,6 +7,13 @@
 -- convolution, NCCL, attention, Triton, elementwise, reductions, normalization, other: the sum of their durations):
 -- one row per (what, report), ready to pivot or plot.
 with reports as (select name as schema from pragma_database_list where name not in ('temp')),
+-- Each name is classified once: rows are first summed per distinct name (a profile has millions of rows, but
+-- thousands of names at most).
+nvtx_names as (
+  select domain, name, schema, count(*) as n, sum(gpu_busy_time) as gpu_ns
+  from nvtx_kernel_ranges where schema in (select schema from reports)
+  group by domain, name, schema
+),
 -- NVTX names that carry per-call noise (PyTorch's "aten::mm, seq = 123, op_id = 45, sizes = [...]") by their stable part.
 nvtx as (
   select 'nvtx: ' || coalesce(domain || ':', '') || case
@@ -14,29 +21,36 @@ nvtx as (
            when instr(name, ', op_id = ') > 0 then substr(name, 1, instr(name, ', op_id = ') - 1)
            when instr(name, ', sizes = ') > 0 then substr(name, 1, instr(name, ', sizes = ') - 1)
            else name end as what, schema,
-         count(*) as n, sum(gpu_busy_time) as gpu_ns
-  from nvtx_kernel_ranges where schema in (select schema from reports)
+         sum(n) as n, sum(gpu_ns) as gpu_ns
+  from nvtx_names
   group by what, schema
 ),
+-- Kernel names in lower case (materialized: a subquery would be re-evaluated at each mention of n).
+kernel_names as materialized (
+  select lower(name) as n, schema, count(*) as instances, sum(dur) as gpu_ns
+  from trace_events where kind = 'kernel' and schema in (select schema from reports)
+  group by n, schema
+),
 -- Families by kernel name, first match wins (names seen in 2024-2026 exports: Hopper's cuBLAS GEMMs are nvjet_*,
--- cuBLASLt/CUTLASS sm90_xmma_* / cutlass_*, FlashAttention flash_fwd_* / fmha_*, PyTorch's compiled kernels triton_*).
+-- cuBLASLt/CUTLASS sm90_xmma_* / cutlass_*, FlashAttention flash_fwd_* / fmha_*, PyTorch's compiled kernels triton_*),
+-- compared as substrings of the lower-case name (not LIKE patterns: '_' is a character here).
 families as (
   select case
-           when name like '%nccl%' then 'kernels: NCCL'
-           when name like '%flash%' or name like '%attention%' or name like '%fmha%' or name like '%mha_%' then 'kernels: attention'
-           when name like 'triton%' then 'kernels: Triton'
-           when name like '%cudnn%' or name like '%conv%' or name like '%wgrad%' or name like '%dgrad%' then 'kernels: cuDNN / convolution'
-           when name like 'nvjet%' or name like '%gemm%' or name like '%gemv%' or name like '%cublas%' or name like '%cutlass%'
-                or name like '%xmma%' or name like '%matmul%' then 'kernels: GEMM (cuBLAS / cuBLASLt / CUTLASS)'
-           when name like '%norm%' then 'kernels: normalization'
-           when name like '%reduce%' or name like '%reduction%' or name like '%softmax%' then 'kernels: reductions / softmax'
-           when name like '%elementwise%' or name like '%vectorized%' or name like '%unrolled%' or name like '%pointwise%' then 'kernels: elementwise'
+           when instr(n, 'nccl') then 'kernels: NCCL'
+           when instr(n, 'flash') or instr(n, 'attention') or instr(n, 'fmha') or instr(n, 'mha_') then 'kernels: attention'
+           when n glob 'triton*' then 'kernels: Triton'
+           when instr(n, 'cudnn') or instr(n, 'conv') or instr(n, 'wgrad') or instr(n, 'dgrad') then 'kernels: cuDNN / convolution'
+           when n glob 'nvjet*' or instr(n, 'gemm') or instr(n, 'gemv') or instr(n, 'cublas') or instr(n, 'cutlass')
+                or instr(n, 'xmma') or instr(n, 'matmul') then 'kernels: GEMM (cuBLAS / cuBLASLt / CUTLASS)'
+           when instr(n, 'norm') then 'kernels: normalization'
+           when instr(n, 'reduce') or instr(n, 'reduction') or instr(n, 'softmax') then 'kernels: reductions / softmax'
+           when instr(n, 'elementwise') or instr(n, 'vectorized') or instr(n, 'unrolled') or instr(n, 'pointwise') then 'kernels: elementwise'
            else 'kernels: other'
          end as what,
-         schema, dur
-  from trace_events where kind = 'kernel' and schema in (select schema from reports)
+         schema, instances, gpu_ns
+  from kernel_names
 ),
-kernels as (select what, schema, count(*) as n, sum(dur) as gpu_ns from families group by what, schema)
+kernels as (select what, schema, sum(instances) as n, sum(gpu_ns) as gpu_ns from families group by what, schema)
 select what, schema as report, n, round(gpu_ns / 1e6, 3) as gpu_ms
 from (select * from nvtx union all select * from kernels)
 order by what, report;

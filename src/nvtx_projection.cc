@@ -297,11 +297,16 @@ NvtxRangeNames::NvtxRangeNames(sqlite3* db, const ProfileCatalog& catalog) : cat
 
 std::string_view NvtxRangeNames::name(int64_t nvtx_rowid) {
   if (!stmt_) return kUnnamedNvtxRange;
+  // A query reads a row's name several times (each mention of the column); the statement still holds it.
+  if (last_rowid_ && *last_rowid_ == nvtx_rowid) return last_;
+  last_rowid_.reset();
   stmt_.reset();
   stmt_.bind(1, nvtx_rowid);
   if (!stmt_.step()) return kUnnamedNvtxRange;
-  // The text's bytes belong to the statement until the next call resets it.
-  return catalog_.nvtx_range_name(stmt_.optional_text(0), stmt_.optional_int64(1), scratch_);
+  // The text's bytes belong to the statement until it is reset.
+  last_ = catalog_.nvtx_range_name(stmt_.optional_text(0), stmt_.optional_int64(1), scratch_);
+  last_rowid_ = nvtx_rowid;
+  return last_;
 }
 
 }  // namespace nsystrace

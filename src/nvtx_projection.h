@@ -15,6 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -64,12 +65,14 @@ class NvtxProjection {
 class NvtxRangeNames {
  public:
   NvtxRangeNames(sqlite3* db, const ProfileCatalog& catalog);
-  std::string_view name(int64_t nvtx_rowid);  // valid until the next call
+  std::string_view name(int64_t nvtx_rowid);  // valid until the next call for another rowid
 
  private:
   const ProfileCatalog& catalog_;
   Statement stmt_;
   std::string scratch_;
+  std::optional<int64_t> last_rowid_;  // the rowid whose name is last_
+  std::string_view last_;
 };
 
 }  // namespace nsystrace

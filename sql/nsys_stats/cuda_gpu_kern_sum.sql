@@ -14,22 +14,14 @@ items as materialized (
            as Name, s.dur as value
   from scope s, params p
 ),
-stats as (
-  select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean
+stats as materialized (
+  select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean,
+         nsystrace_median(value) as med, nsystrace_stddev(value) as sd
   from items group by Name
-),
-ordered as (
-  select Name, value, row_number() over (partition by Name order by value) as r, count(*) over (partition by Name) as n
-  from items
-),
-median as (select Name, avg(value) as med from ordered where r in ((n + 1) / 2, (n + 2) / 2) group by Name),
-spread as (
-  select i.Name, sum((i.value - s.mean) * (i.value - s.mean)) as sq from items i join stats s on s.Name = i.Name
-  group by i.Name
 )
 select round(100.0 * s.total / (select sum(total) from stats), 1) as "Time (%)",
-       s.total as "Total Time (ns)", s.n as "Instances", round(s.mean, 1) as "Avg (ns)", round(m.med, 1) as "Med (ns)",
+       s.total as "Total Time (ns)", s.n as "Instances", round(s.mean, 1) as "Avg (ns)", round(s.med, 1) as "Med (ns)",
        s.lo as "Min (ns)", s.hi as "Max (ns)",
-       round(case when s.n > 1 then sqrt(p.sq / (s.n - 1)) else 0 end, 1) as "StdDev (ns)", s.Name as "Name"
-from stats s join median m on m.Name = s.Name join spread p on p.Name = s.Name
+       round(s.sd, 1) as "StdDev (ns)", s.Name as "Name"
+from stats s
 order by s.total desc, s.Name;

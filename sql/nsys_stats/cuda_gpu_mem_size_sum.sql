@@ -13,22 +13,14 @@ items as materialized (
          json_extract(args, '$.bytes') as value
   from scope
 ),
-stats as (
-  select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean
+stats as materialized (
+  select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean,
+         nsystrace_median(value) as med, nsystrace_stddev(value) as sd
   from items group by Name
-),
-ordered as (
-  select Name, value, row_number() over (partition by Name order by value) as r, count(*) over (partition by Name) as n
-  from items
-),
-median as (select Name, avg(value) as med from ordered where r in ((n + 1) / 2, (n + 2) / 2) group by Name),
-spread as (
-  select i.Name, sum((i.value - s.mean) * (i.value - s.mean)) as sq from items i join stats s on s.Name = i.Name
-  group by i.Name
 )
 select round(s.total / 1e6, 3) as "Total (MB)", s.n as "Count", round(s.mean / 1e6, 3) as "Avg (MB)",
-       round(m.med / 1e6, 3) as "Med (MB)", round(s.lo / 1e6, 3) as "Min (MB)", round(s.hi / 1e6, 3) as "Max (MB)",
-       round(case when s.n > 1 then sqrt(p.sq / (s.n - 1)) else 0 end / 1e6, 3) as "StdDev (MB)",
+       round(s.med / 1e6, 3) as "Med (MB)", round(s.lo / 1e6, 3) as "Min (MB)", round(s.hi / 1e6, 3) as "Max (MB)",
+       round(s.sd / 1e6, 3) as "StdDev (MB)",
        s.Name as "Operation"
-from stats s join median m on m.Name = s.Name join spread p on p.Name = s.Name
+from stats s
 order by s.total desc, s.Name;

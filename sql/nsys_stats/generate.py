@@ -18,34 +18,26 @@ COMMON = """-- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/n
 -- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
 -- this file."""
 
-# Per instance: its Name (the report's grouping) and value (a duration in ns, or a size in bytes).
-STATISTICS = """stats as (
-  select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean
+# Per instance: its Name (the report's grouping) and value (a duration in ns, or a size in bytes). The median and the
+# sample standard deviation are the extension's aggregates (one pass; in plain SQL they cost a window sort).
+STATISTICS = """stats as materialized (
+  select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean,
+         nsystrace_median(value) as med, nsystrace_stddev(value) as sd
   from items group by Name
-),
-ordered as (
-  select Name, value, row_number() over (partition by Name order by value) as r, count(*) over (partition by Name) as n
-  from items
-),
-median as (select Name, avg(value) as med from ordered where r in ((n + 1) / 2, (n + 2) / 2) group by Name),
-spread as (
-  select i.Name, sum((i.value - s.mean) * (i.value - s.mean)) as sq from items i join stats s on s.Name = i.Name
-  group by i.Name
 )"""
 
-STDDEV = "case when s.n > 1 then sqrt(p.sq / (s.n - 1)) else 0 end"
-JOINS = """from stats s join median m on m.Name = s.Name join spread p on p.Name = s.Name
+JOINS = """from stats s
 order by s.total desc, s.Name;"""
 
 TIME_COLUMNS = f"""select round(100.0 * s.total / (select sum(total) from stats), 1) as "Time (%)",
-       s.total as "Total Time (ns)", s.n as "Instances", round(s.mean, 1) as "Avg (ns)", round(m.med, 1) as "Med (ns)",
+       s.total as "Total Time (ns)", s.n as "Instances", round(s.mean, 1) as "Avg (ns)", round(s.med, 1) as "Med (ns)",
        s.lo as "Min (ns)", s.hi as "Max (ns)",
-       round({STDDEV}, 1) as "StdDev (ns)", s.Name as "Name"
+       round(s.sd, 1) as "StdDev (ns)", s.Name as "Name"
 {JOINS}"""
 
 SIZE_COLUMNS = f"""select round(s.total / 1e6, 3) as "Total (MB)", s.n as "Count", round(s.mean / 1e6, 3) as "Avg (MB)",
-       round(m.med / 1e6, 3) as "Med (MB)", round(s.lo / 1e6, 3) as "Min (MB)", round(s.hi / 1e6, 3) as "Max (MB)",
-       round({STDDEV} / 1e6, 3) as "StdDev (MB)",
+       round(s.med / 1e6, 3) as "Med (MB)", round(s.lo / 1e6, 3) as "Min (MB)", round(s.hi / 1e6, 3) as "Max (MB)",
+       round(s.sd / 1e6, 3) as "StdDev (MB)",
        s.Name as "Operation"
 {JOINS}"""
 

@@ -10,6 +10,9 @@ source "$src/tests/profiles.sh"
 # Our CPU-sample fixture too: the bundled example has no samples, and it holds every oddity of their stacks.
 "$sqlite3_bin" "$tmp/cpu_samples.sqlite" < "$src/tests/fixtures/cpu_samples.sql"
 profiles+=("$tmp/cpu_samples.sqlite")
+# And generated GPU work that overlaps (sums, unions and spans differ; NCCL partly hidden behind compute).
+"$sqlite3_bin" "$tmp/concurrent_gpu_work.sqlite" < "$src/tests/fixtures/concurrent_gpu_work.sql"
+profiles+=("$tmp/concurrent_gpu_work.sqlite")
 [ ${#real_exports[@]} -gt 0 ] || echo "check_recipes: ../shared absent: recipes run on the bundled example only"
 passed=0 failed=0
 for p in "${profiles[@]}"; do
