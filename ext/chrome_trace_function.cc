@@ -21,6 +21,7 @@
 #include "ext/vtab_support.h"
 #include "src/chrome_colors.h"
 #include "src/chrome_trace_writer.h"
+#include "src/progress.h"
 #include "src/row_writer.h"
 #include "src/statement.h"
 #include "src/trace_file.h"
@@ -81,31 +82,31 @@ struct Aggregate {
                               f == TraceFormat::perfetto_protobuf ? ".pftrace" : ".json.gz"));
     writer = make_row_writer(f, out);
   }
-  // The file form: the buffer drains to the file in 1 MB chunks.
-  Aggregate(TraceFormat f, const std::string& path, std::vector<std::string> database_files, bool show_progress)
+  // The file form: the buffer drains to the file in 1 MB chunks. show_progress: asked for by the call's argument
+  // (then the end is always reported), or by the connection's setting (nsystrace_option('progress')).
+  Aggregate(TraceFormat f, const std::string& path, std::vector<std::string> database_files, bool show_progress,
+            bool asked)
       : format(f),
         file(std::make_unique<TraceFile>(path, std::move(database_files), file_function(f))),
-        progress(show_progress) {
-    out.set_drain([this](const char* p, size_t n) { file->write(p, n); report_progress(false); }, 1 << 20);
+        writing(show_progress, "writing " + path, "events", 0) {
+    out.set_drain([this](const char* p, size_t n) { file->write(p, n); }, 1 << 20);
     writer = make_row_writer(f, out);
-    started = last_report = std::chrono::steady_clock::now();
+    if (asked) writing.always_report_end();
   }
+  // Called for each row (cheap: the clock is read every 1024 rows).
   void report_progress(bool last) {
-    if (!progress) return;
-    auto now = std::chrono::steady_clock::now();
-    if (!last && now - last_report < std::chrono::seconds(2)) return;
-    last_report = now;
-    double seconds = std::chrono::duration<double>(now - started).count();
-    std::fprintf(stderr, "nsystrace: %s%llu events, %.0f MB of %s, %.1f s\n", last ? "done: " : "",
-                 static_cast<unsigned long long>(writer->events()), out.total_written() / 1048576.0,
-                 format == TraceFormat::perfetto_protobuf ? "protobuf" : "JSON", seconds);
+    auto written = [this] {
+      return fmt::format("{:.0f} MB of {}", out.total_written() / 1048576.0,
+                         format == TraceFormat::perfetto_protobuf ? "protobuf" : "JSON");
+    };
+    if (last) writing.finish(writer->events(), written);
+    else writing.update(writer->events(), written);
   }
   TraceFormat format;
   OutputBuffer out;
   bool failed = false;  // a row was refused: the result can only be an error
   std::unique_ptr<TraceFile> file;
-  bool progress = false;
-  std::chrono::steady_clock::time_point started, last_report;
+  Progress writing{false, "", "", 0};  // of the file form; its total is the scan's, known at the first row
   std::unique_ptr<RowWriter> writer;
   // The (*) form's scan.
   bool star = false, explicit_form = false;
@@ -193,12 +194,14 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
     agg.star = true;
     agg.cursor_id = cursor->id;
     agg.catalog = scan.shared_catalog();
+    if (agg.writing.enabled()) agg.writing.set_total(scan.estimated_rows());
     if (!agg.file) agg.statement_texts = statement_texts(ctx);
   }
   agg.generation = cursor->generation;
   agg.last_row = scan.row_number();
 
   agg.writer->add(scan.row(), scan);
+  if (agg.file) agg.report_progress(false);
 }
 
 int64_t integer_arg(sqlite3_value* v, const char* what, bool* is_null) {
@@ -320,9 +323,10 @@ void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
         if (sqlite3_value_type(argv[0]) != SQLITE_TEXT)
           throw Error(fmt::format("nsystrace: {}: path must be a file name (the arguments are: path [, progress])",
                                   file_function(format)));
-        bool progress = argc > 1 && sqlite3_value_int(argv[1]) != 0;
         auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
-        return new Aggregate(format, std::string(text_of(argv[0])), state->database_files(), progress);
+        bool asked = argc > 1 && sqlite3_value_int(argv[1]) != 0;
+        bool progress = argc > 1 ? asked : state->progress;
+        return new Aggregate(format, std::string(text_of(argv[0])), state->database_files(), progress, asked);
       },
       [&](Aggregate& agg) { step_star(ctx, agg); });
 }

@@ -1,6 +1,8 @@
 // Per-connection state shared by the trace_events module and the chrome_trace functions: the open
 // trace_events cursors (chrome_trace(*) reads the current row of the one it runs over) and cached catalogs.
 #pragma once
+#include <unistd.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -51,6 +53,9 @@ class ConnectionState {
   // nsystrace_option('identifying_metadata', 1): otherData keeps the export's host, user and paths (left out by
   // default: traces get shared).
   bool identifying_metadata = false;
+  // nsystrace_option('progress', 1): long phases (the NVTX projection, writing a trace file) report their progress
+  // on stderr. Default: on when stderr is a terminal (the sqlite3 shell), off otherwise (a program, a pipe).
+  bool progress = isatty(2) != 0;
 
  private:
   struct CachedCatalog {

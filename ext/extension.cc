@@ -72,7 +72,7 @@ std::vector<std::string> ConnectionState::database_files() const {
 std::shared_ptr<const NvtxProjection> ConnectionState::projection(const std::string& schema) {
   auto current = catalog(schema);
   auto& slot = catalogs_[schema];
-  if (!slot.projection) slot.projection = NvtxProjection::compute(db_, *current);
+  if (!slot.projection) slot.projection = NvtxProjection::compute(db_, *current, progress);
   return slot.projection;
 }
 
@@ -105,28 +105,34 @@ void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** arg
   }
 }
 
-// nsystrace_option(name [, value]): reads (and with a value, sets) a setting of this connection's traces; returns
-// its value. The one setting: 'identifying_metadata' (0 or 1, default 0).
+// nsystrace_option(name [, value]): reads (and with a value, sets) a setting of this connection; returns its value.
+// The settings, each 0 or 1: 'identifying_metadata' (default 0) and 'progress' (default: 1 when stderr is a
+// terminal).
 void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
-  const unsigned char* name = sqlite3_value_text(argv[0]);
-  if (name == nullptr || std::string(reinterpret_cast<const char*>(name)) != "identifying_metadata") {
+  const unsigned char* text = sqlite3_value_text(argv[0]);
+  std::string name = text != nullptr ? reinterpret_cast<const char*>(text) : "";
+  bool* setting = name == "identifying_metadata" ? &state->identifying_metadata
+                  : name == "progress"           ? &state->progress
+                                                 : nullptr;
+  if (setting == nullptr) {
     sqlite3_result_error(ctx,
                          "nsystrace_option(name [, value]): unknown option; the options are: identifying_metadata "
                          "(1: otherData keeps the export's host, user and file paths; 0, the default: they are left "
-                         "out)",
+                         "out) and progress (1: long phases report done/total and the time left on stderr; the "
+                         "default is 1 when stderr is a terminal)",
                          -1);
     return;
   }
   if (argc > 1) {
     if (sqlite3_value_numeric_type(argv[1]) != SQLITE_INTEGER ||
         (sqlite3_value_int64(argv[1]) != 0 && sqlite3_value_int64(argv[1]) != 1)) {
-      sqlite3_result_error(ctx, "nsystrace_option('identifying_metadata', value): value must be 0 or 1", -1);
+      sqlite3_result_error(ctx, fmt::format("nsystrace_option('{}', value): value must be 0 or 1", name).c_str(), -1);
       return;
     }
-    state->identifying_metadata = sqlite3_value_int64(argv[1]) == 1;
+    *setting = sqlite3_value_int64(argv[1]) == 1;
   }
-  sqlite3_result_int(ctx, state->identifying_metadata ? 1 : 0);
+  sqlite3_result_int(ctx, *setting ? 1 : 0);
 }
 
 }  // namespace

@@ -228,6 +228,7 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   const ProfileCatalog::StoredOrder* stored = nullptr;
   if (base_table && !filter.ts_min && !filter.ts_max && !rowids)
     stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);
+  opened_ = true;
   if (stored == nullptr || !stored->nearly_sorted) {
     stmt_ = Statement(db_, "SELECT " + select_list + from + order);
     bind_all(stmt_, binds);
@@ -245,6 +246,10 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   stragglers_ = Statement(db_, "SELECT " + select_list + from + " AND rowid IN (SELECT value FROM json_each(?))" + order);
   bind_all(stragglers_, with_list);
   straggler_rowids_ = &stored->stragglers;  // the catalog outlives every scan of it
+}
+
+uint64_t EventSource::estimated_rows() const {
+  return opened_ ? catalog_.row_count(db_, catalog_.schema().qualified(table_->name)) : 0;
 }
 
 void EventSource::bind_all(Statement& s, const Binds& binds) {

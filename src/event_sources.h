@@ -63,6 +63,9 @@ class EventSource {
   // The current event's args, in the order shown.
   virtual void write_args(ArgsSink& args) const = 0;
   uint64_t skipped() const { return skipped_; }  // rows without a start time (cannot be placed)
+  // About how many rows this reader yields when unfiltered (its table's rows; 0 when it reads nothing): the total
+  // progress reports count against.
+  virtual uint64_t estimated_rows() const;
   // The current event's end was missing (where one is required) or before its start: it is drawn with dur 0 and
   // its args carry "invalid_end" (the stored value, or null).
   bool end_invalid() const { return end_invalid_; }
@@ -149,6 +152,7 @@ class EventSource {
   ReportContext report_;
   Statement stmt_;        // the stream the current row comes from
   Statement stragglers_;  // the few rows stored out of order, sorted (may be unused)
+  bool opened_ = false;  // prepare() made a statement: the table is read
   bool started_ = false, has_row_ = false, has_straggler_ = false, main_in_stmt_ = true;
   const std::vector<int64_t>* straggler_rowids_ = nullptr;  // the catalog's, in the order the main stream meets them
   size_t next_straggler_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "src/progress.h"
 #include "src/statement.h"
 
 namespace nsystrace {
@@ -76,7 +77,8 @@ struct Op {
 
 }  // namespace
 
-std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const ProfileCatalog& catalog) {
+std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const ProfileCatalog& catalog,
+                                                             bool progress) {
   auto result = std::make_shared<NvtxProjection>();
   const ExportSchema& schema = catalog.schema();
   const TableInfo* nvtx = schema.table("NVTX_EVENTS");
@@ -85,17 +87,18 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
 
   // 1. The ranges that can own work: closed on the thread they were opened on.
   MappedArray<ProjectedRange> all;  // the big one: no doubling, and shrunk in place once only the kept remain
+  uint64_t nvtx_rows = catalog.row_count(db, schema.qualified("NVTX_EVENTS"));
+  all.reserve(static_cast<size_t>(nvtx_rows));
   {
-    Statement count(db, "SELECT count(*) FROM " + schema.qualified("NVTX_EVENTS"));
-    if (count.step()) all.reserve(static_cast<size_t>(count.int64(0)));
-  }
-  {
+    Progress reading(progress, "NVTX projection: reading NVTX ranges", "rows", nvtx_rows);
+    uint64_t read = 0;
     SelectBuilder b(*nvtx);
     int rowid = b.expression("rowid"), start = b.column("start"), end = b.column("end"), tid = b.column("globalTid"),
         end_tid = b.column("endGlobalTid"), type = b.column("eventType"), domain = b.column("domainId");
     Statement s(db, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
                         " WHERE eventType IN (59, 60, 70, 71) AND start IS NOT NULL AND globalTid IS NOT NULL");
     while (s.step()) {
+      reading.update(++read);
       ProjectedRange r;
       r.global_tid = s.int64(tid);
       std::optional<int64_t> ended_on = s.optional_int64(end_tid);
@@ -110,6 +113,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       r.domain_id = static_cast<int32_t>(s.int64(domain));  // NULL: the default domain, 0
       all.push_back(r);
     }
+    reading.finish(read);
   }
   if (all.empty()) return result;
 
@@ -173,6 +177,9 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
                           schema.qualified("CUPTI_ACTIVITY_KIND_RUNTIME") +
                           " WHERE correlationId IS NOT NULL AND globalTid IS NOT NULL AND start IS NOT NULL AND "
                           "\"end\" IS NOT NULL ORDER BY 1, 2");
+  Progress joining(progress, "NVTX projection: CUDA calls joined to their GPU work", "calls",
+                   progress ? catalog.row_count(db, schema.qualified("CUPTI_ACTIVITY_KIND_RUNTIME")) : 0);
+  uint64_t calls_read = 0;
   bool have_op = ops.step(), have_call = calls.step();
   // Every (range, operation interval) pair, for the busy time: a range's operations arrive in correlation order,
   // not time order, so their union is taken once all are known.
@@ -192,6 +199,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     }
     if (call_key < op_key) {
       have_call = calls.step();
+      joining.update(++calls_read);
       continue;
     }
     group.clear();  // every operation of this (correlationId, process): several for a graph launched per node
@@ -211,6 +219,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
         for (size_t pos : hits) owners.push_back(t->second.order[pos]);
       }
       have_call = calls.step();
+      joining.update(++calls_read);
     }
     if (owners.size() > 1) {
       std::sort(owners.begin(), owners.end());
@@ -247,6 +256,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     }
   }
 
+  joining.finish(calls_read);
   // 4. Busy time: per range, its operations' intervals in start order, merged.
   std::sort(attributions.begin(), attributions.end());
   for (size_t i = 0; i < attributions.size();) {

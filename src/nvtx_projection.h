@@ -51,7 +51,9 @@ struct ProjectedRange {
 
 class NvtxProjection {
  public:
-  static std::shared_ptr<const NvtxProjection> compute(sqlite3* db, const ProfileCatalog& catalog);
+  // progress: report each phase's progress on stderr (see Progress).
+  static std::shared_ptr<const NvtxProjection> compute(sqlite3* db, const ProfileCatalog& catalog,
+                                                       bool progress = false);
   // Ranges with at least one GPU operation, in (start, end descending, rowid) order.
   const MappedArray<ProjectedRange>& ranges() const { return ranges_; }
   const DeviceExtent* devices(const ProjectedRange& r) const { return device_pool_.data() + r.first_device; }

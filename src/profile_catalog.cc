@@ -167,6 +167,14 @@ const ProfileCatalog::StoredOrder& ProfileCatalog::stored_order(sqlite3* db, con
   return stored_order_.emplace(key, std::move(order)).first->second;
 }
 
+uint64_t ProfileCatalog::row_count(sqlite3* db, const std::string& table) const {
+  auto it = row_counts_.find(table);
+  if (it != row_counts_.end()) return it->second;
+  Statement s(db, "SELECT count(*) FROM " + table);
+  uint64_t n = s.step() ? static_cast<uint64_t>(s.int64(0)) : 0;
+  return row_counts_.emplace(table, n).first->second;
+}
+
 std::vector<int64_t> ProfileCatalog::rowids_with_correlation(sqlite3* db, const std::string& table,
                                                             const std::string& column,
                                                             const std::vector<int64_t>& values) const {

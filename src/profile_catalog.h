@@ -93,6 +93,9 @@ class ProfileCatalog {
   // The rowids (sorted) of an event table's rows whose `column` is one of `values` (sorted): a lookup in an index
   // of (value, rowid) pairs built by one pass over the table on first use and kept (16 bytes a row), so the join
   // from GPU work to the call that launched it reads only the rows it needs. Exports carry no such index.
+  // The number of rows of a table (qualified name), counted on first use and kept: the totals progress reports.
+  uint64_t row_count(sqlite3* db, const std::string& table) const;
+
   std::vector<int64_t> rowids_with_correlation(sqlite3* db, const std::string& table, const std::string& column,
                                                const std::vector<int64_t>& values) const;
 
@@ -126,6 +129,7 @@ class ProfileCatalog {
     bool operator<(const ValueRowid& o) const { return value != o.value ? value < o.value : rowid < o.rowid; }
   };
   mutable std::map<std::string, std::vector<ValueRowid>> correlation_index_;  // by table and column
+  mutable std::map<std::string, uint64_t> row_counts_;
 };
 
 // The event tables a timeline is made of (also scanned for the profile's end).

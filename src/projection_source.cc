@@ -47,6 +47,7 @@ class ProjectionSource final : public EventSource {
     event_.has_global_id = true;
   }
   Kind kind() const override { return Kind::nvtx_kernel; }
+  uint64_t estimated_rows() const override { return rows_.size(); }
   bool next() override {
     if (next_ >= rows_.size()) return false;
     current_ = rows_[next_++];

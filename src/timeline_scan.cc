@@ -51,9 +51,18 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
     if (filter.wants(Kind::nvtx_kernel) && projection)
       sources_.push_back(make_projection_source(db_, *r.catalog, projection(r.context.schema), filter, r.context));
   }
+  narrowed_ = filter.ts_min || filter.ts_max || filter.pid || !filter.names.empty() || filter.correlations ||
+              filter.global_tids || filter.global_pids || filter.limit;
   live_.assign(sources_.size(), false);
   for (size_t i = 0; i < sources_.size(); ++i) live_[i] = sources_[i]->next();
   pick();
+}
+
+uint64_t TimelineScan::estimated_rows() const {
+  if (narrowed_) return 0;
+  uint64_t n = 0;
+  for (const auto& s : sources_) n += s->estimated_rows();
+  return n;
 }
 
 void TimelineScan::next() {

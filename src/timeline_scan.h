@@ -46,6 +46,9 @@ class TimelineScan {
   uint64_t skipped(Kind kind) const;
   // Rows of each kind drawn with dur 0 because their end was missing or before their start.
   uint64_t invalid_ends(Kind kind) const;
+  // About how many rows the scan yields, for progress: 0 (unknown) when constraints other than kind and report
+  // narrow it.
+  uint64_t estimated_rows() const;
   const std::set<int32_t>& pids_shared_by_machines() const { return layout_.pids_shared_by_machines(); }
 
  private:
@@ -69,6 +72,7 @@ class TimelineScan {
   int64_t row_number_ = 0;
   std::vector<std::vector<NameMatch>> names_;
   std::optional<int64_t> limit_;
+  bool narrowed_ = false;  // constraints beyond kind and report: the tables' sizes say little of the rows
   NameMatcher name_matcher_;
 };
 

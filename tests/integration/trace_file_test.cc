@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "tests/support/test_db.h"
@@ -63,6 +64,41 @@ TEST_F(TraceFileTest, WritesTheSameTraceAsTheTextForm) {
   int64_t bytes = db.integer("select chrome_trace_file('" + path + "') from trace_events");
   EXPECT_EQ(read_file(path), text);
   EXPECT_EQ(bytes, static_cast<int64_t>(text.size()));
+}
+
+// What the file functions say on stderr, with the stream captured.
+std::string stderr_of(const std::function<void()>& run, const std::string& capture) {
+  std::fflush(stderr);
+  int saved = dup(2);
+  FILE* f = std::fopen(capture.c_str(), "w");
+  dup2(fileno(f), 2);
+  run();
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  std::fclose(f);
+  return read_file(capture);
+}
+
+TEST_F(TraceFileTest, ProgressSaysWhenItIsDoneWhenAskedAndIsASetting) {
+  // Asked for by the argument: even a quick run ends with one line, with every event counted.
+  int64_t events = db.integer("select count(*) from trace_events");
+  std::string said = stderr_of([&] { db.integer("select perfetto_trace_file('" + dir + "/t.pftrace', 1) from trace_events"); },
+                               dir + "/stderr.txt");
+  EXPECT_EQ(said.rfind("nsystrace: writing " + dir + "/t.pftrace: done, " + std::to_string(events) + " events in ", 0), 0u)
+      << said;
+  EXPECT_NE(said.find(" MB of protobuf\n"), std::string::npos) << said;
+  // Not asked (argument 0; or no argument with the setting off, as when stderr is not a terminal): silent.
+  EXPECT_EQ(db.integer("select nsystrace_option('progress', 0)"), 0);
+  said = stderr_of([&] {
+    db.integer("select chrome_trace_file('" + dir + "/a.json', 0) from trace_events");
+    db.integer("select chrome_trace_file('" + dir + "/b.json') from trace_events");
+  }, dir + "/stderr2.txt");
+  EXPECT_EQ(said, "");
+  EXPECT_EQ(db.integer("select nsystrace_option('progress', 1)"), 1);
+  EXPECT_EQ(db.integer("select nsystrace_option('progress')"), 1);
+  EXPECT_NE(db.error_of("select nsystrace_option('progress', 2)").find("nsystrace_option('progress', value): value must be 0 or 1"),
+            std::string::npos);
 }
 
 TEST_F(TraceFileTest, GzipsWhenTheNameEndsInGz) {
