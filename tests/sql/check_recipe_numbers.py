@@ -8,10 +8,12 @@ only the export's own tables (CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, StringIds), ne
 nvtx_kernel_ranges, and is written independently: interval unions and overlaps are computed in Python on integer
 nanoseconds; rounding is SQLite's round(), as in the recipes. Prints 'N passed, N failed'; exits 1 on a mismatch.
 """
+import bisect
 import json
 import os
 import sqlite3
 import subprocess
+import statistics
 import sys
 from collections import defaultdict
 
@@ -155,6 +157,110 @@ def projection(raw):
                         max(w[1] for w in work), sum(w[2] for w in work), sum(max(0, w[1] - w[0]) for w in work),
                         sum(b - a for a, b in union((w[0], w[1]) for w in work if w[1] > w[0]))))
     return out
+
+
+def nesting(raw, ranges):
+    """(depth, parent rowid or None) of each range, by nsystrace's rule: on its thread, in (start, end descending,
+    rowid) order, the ranges before it that end at or after its end enclose it; the last of them is its parent."""
+    out = {}
+    by_thread = defaultdict(list)
+    for r in ranges:  # (rowid, thread, start, end)
+        by_thread[r[1]].append(r)
+    for rs in by_thread.values():
+        rs.sort(key=lambda r: (r[2], -r[3], r[0]))
+        ends = []  # ends seen so far, sorted
+        for i, (rowid, _, s, e) in enumerate(rs):
+            depth = i - bisect.bisect_left(ends, e)
+            parent = next((rs[j][0] for j in range(i - 1, -1, -1) if rs[j][3] >= e), None) if depth else None
+            out[rowid] = (depth, parent)
+            bisect.insort(ends, e)
+    return out
+
+
+def nvtx_gpu_proj_sum(raw):
+    """NVIDIA's nvtx_gpu_proj_sum by its documented definition, over the raw tables."""
+    if not raw.has("NVTX_EVENTS") or not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        return []
+    ops = defaultdict(list)
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+              "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
+        if raw.has(t):
+            for proc, corr, s, e in raw.rows(f"select globalPid >> 24, correlationId, start, \"end\" from {t}"):
+                ops[(proc, corr)].append((s, e))
+    ends = []
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+              "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+        if raw.has(t):
+            ends += [v for v in raw.rows(f"select max(start), max(\"end\") from {t}")[0] if v is not None]
+    profile_end = max(ends)
+    domains = dict(raw.rows("select domainId, text from NVTX_EVENTS where eventType = 75"))
+    calls = defaultdict(list)
+    for g, s, e, corr in raw.rows("select globalTid, start, \"end\", correlationId from CUPTI_ACTIVITY_KIND_RUNTIME"):
+        calls[g].append((s, e, corr))
+    text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
+    ranges = raw.rows(f"select rowid, globalTid, start, max(start, coalesce(\"end\", {profile_end})), {text}, domainId, "
+                      "eventType from NVTX_EVENTS where eventType in (59, 60, 70, 71) and globalTid is not null "
+                      "and start is not null and (endGlobalTid is null or endGlobalTid = globalTid)")
+    nest = nesting(raw, [r[:4] for r in ranges])
+    projected = {}
+    for rowid, g, s, e, name, dom, etype in ranges:
+        corrs = {corr for cs, ce, corr in calls.get(g, ()) if cs >= s and ce <= e and (g >> 24, corr) in ops}
+        work = [op for corr in corrs for op in ops[(g >> 24, corr)]]
+        if work:
+            projected[rowid] = ((domains.get(dom) or "") + ":" + name, "StartEnd" if etype in (60, 71) else "PushPop",
+                                max(w[1] for w in work) - min(w[0] for w in work), e - s, len(corrs), nest[rowid][0])
+    children = defaultdict(int)
+    for rowid in projected:
+        if nest[rowid][1] is not None:
+            children[nest[rowid][1]] += 1
+    groups = defaultdict(list)
+    for rowid, (rng, style, span, cpu, n_ops, depth) in projected.items():
+        groups[(rng, style)].append((span, cpu, n_ops, depth, children[rowid]))
+    out = []
+    for (rng, style), v in groups.items():
+        spans = [x[0] for x in v]
+        out.append([rng, style, sum(spans), sum(x[1] for x in v), len(v)] + five(raw, spans) +
+                   [sum(x[2] for x in v), raw.round(sum(x[2] for x in v) / len(v), 1),
+                    raw.round(sum(x[3] for x in v) / len(v), 1), raw.round(sum(x[4] for x in v) / len(v), 1)])
+    return sorted(out, key=lambda r: (-r[2], r[0], r[1]))
+
+
+def five(raw, values):
+    """avg, median, min, max, sample std dev (0 for one value), as the reports round them; Nones for no values."""
+    if not values:
+        return [None] * 5
+    return [raw.round(sum(values) / len(values), 1), raw.round(statistics.median(values), 1), min(values), max(values),
+            raw.round(statistics.stdev(values) if len(values) > 1 else 0.0, 1)]
+
+
+def cuda_kern_exec_sum(raw):
+    """NVIDIA's cuda_kern_exec_sum by its documented definition, over the raw tables."""
+    if not raw.has("CUPTI_ACTIVITY_KIND_KERNEL") or not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        return []
+    launch = {}  # (correlationId, globalPid) -> the earliest call (longest first, then by name)
+    api = f"case when nameId is null then '[unnamed CUDA API call]' else {raw.string('nameId')} end"
+    for corr, g, s, e, name in raw.rows(f"select correlationId, globalTid, start, max(start, \"end\"), {api} "
+                                        "from CUPTI_ACTIVITY_KIND_RUNTIME where correlationId is not null"):
+        key = (corr, g & ~0xFFFFFF)
+        if key not in launch or (s, -(e - s), name) < (launch[key][1], -(launch[key][2] - launch[key][1]), launch[key][3]):
+            launch[key] = (g, s, e, name)
+    name = f"case when demangledName is not null then {raw.string('demangledName')} else {raw.string('shortName')} end"
+    groups = defaultdict(list)
+    for corr, gp, d, s, e, kname in raw.rows(f"select correlationId, globalPid, deviceId, start, max(start, \"end\"), "
+                                             f"{name} from CUPTI_ACTIVITY_KIND_KERNEL"):
+        call = launch.get((corr, gp))
+        if call is None:
+            continue
+        g, cs, ce, api_name = call
+        groups[((g >> 24) & 0xFFFFFF, g & 0xFFFFFF, d, api_name, kname)].append(
+            (max(ce, e) - cs, ce - cs, s - ce if s > ce else None, e - s))
+    out = []
+    for (pid, tid, dev, api_name, kname), v in groups.items():
+        qs = [x[2] for x in v if x[2] is not None]
+        out.append(([pid, tid, dev, len(v), len(qs)] + five(raw, [x[0] for x in v]) + five(raw, [x[1] for x in v]) +
+                    five(raw, qs) + five(raw, [x[3] for x in v]) + [api_name, kname], sum(x[0] for x in v)))
+    out.sort(key=lambda r: (-r[1], r[0][-1], r[0][0], r[0][1], r[0][2], r[0][-2]))
+    return [r for r, _ in out]
 
 
 def nvtx_gpu_time(raw):
@@ -313,6 +419,8 @@ CHECKS = {
     "sweep.sql": (sweep, lambda r: r),
     "cpu_hotspots.sql": (cpu_hotspots, lambda r: r[1:2] + r[3:]),  # numbers and frames; names are the catalog's
     "gpu_idle_cpu.sql": (gpu_idle_cpu, lambda r: r[:5] + r[6:]),  # all but the thread names
+    "nsys_stats/cuda_kern_exec_sum.sql": (cuda_kern_exec_sum, lambda r: r),
+    "nsys_stats/nvtx_gpu_proj_sum.sql": (nvtx_gpu_proj_sum, lambda r: r),
 }
 
 passed = failed = 0

@@ -1,0 +1,50 @@
+-- cuda_kern_exec_sum: NVIDIA's `nsys stats --report cuda_kern_exec_sum` as SQL: kernels launched from the CPU,
+-- by (process, thread, GPU, launch function, kernel), with four times per launch as NVIDIA defines them:
+--   A (API)    the launch call's duration;
+--   Q (queue)  from the call's end to the kernel's start, counted only when positive (QCount launches): a kernel can
+--              start before its launch call returns;
+--   K (kernel) the kernel's duration;
+--   T (total)  from the call's start to the later of the call's end and the kernel's end.
+-- Kernels are tied to their launch call by correlation id within their process (global_pid); a kernel without a
+-- call in the profile (graph or device-side launches) is not counted. When an export records two API rows for one
+-- launch (cudaLaunchKernel and cudaLaunchKernel_v7000, about 2022), the launch is counted once, with the earlier call.
+-- Kernel names as cuda_gpu_kern_sum: demangled (use_short_name = 1: the short name). Ordered by total time.
+-- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/nsys_stats/cuda_kern_exec_sum.sql"
+-- Composes: narrow `scope` (a WHERE over trace_events) to a time window (ts between A and B), one process (pid = P),
+-- one GPU (device_id = D), or the inside of one NVTX range (its ts and ts + dur), which nsys stats cannot do.
+-- StdDev is the sample standard deviation (n - 1), 0 for a single instance, as NVIDIA reports it.
+-- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
+-- this file.
+with params(use_short_name) as (select 0),
+scope as (select * from trace_events where kind = 'kernel'),
+-- Every CUDA API call with a correlation id (SQLite indexes it for the joins on (correlation_id, global_pid)).
+calls as materialized (
+  select correlation_id, global_pid, pid, tid, name, ts, ts + dur as e
+  from trace_events where kind = 'cuda_api' and correlation_id is not null
+),
+items as materialized (
+  select c.pid, c.tid, k.device_id, c.name as api,
+         case when p.use_short_name then k.name else coalesce(json_extract(k.args, '$.demangled_name'), k.name) end
+           as kernel,
+         max(c.e, k.ts + k.dur) - c.ts as t, c.e - c.ts as a,
+         case when k.ts > c.e then k.ts - c.e end as q, k.dur as kd
+  from scope k join calls c on c.correlation_id = k.correlation_id and c.global_pid = k.global_pid, params p
+  -- the earliest call (the longest, then by name) when an export has two rows for one launch
+  where not exists (
+    select 1 from calls twin
+    where twin.correlation_id = c.correlation_id and twin.global_pid = c.global_pid
+      and (twin.ts < c.ts or (twin.ts = c.ts and (twin.e > c.e or (twin.e = c.e and twin.name < c.name)))))
+)
+select pid as "PID", tid as "TID", device_id as "DevId", count(*) as "Count", count(q) as "QCount",
+       round(avg(t), 1) as "TAvg (ns)", round(nsystrace_median(t), 1) as "TMed (ns)",
+       min(t) as "TMin (ns)", max(t) as "TMax (ns)", round(nsystrace_stddev(t), 1) as "TStdDev (ns)",
+       round(avg(a), 1) as "AAvg (ns)", round(nsystrace_median(a), 1) as "AMed (ns)",
+       min(a) as "AMin (ns)", max(a) as "AMax (ns)", round(nsystrace_stddev(a), 1) as "AStdDev (ns)",
+       round(avg(q), 1) as "QAvg (ns)", round(nsystrace_median(q), 1) as "QMed (ns)",
+       min(q) as "QMin (ns)", max(q) as "QMax (ns)", round(nsystrace_stddev(q), 1) as "QStdDev (ns)",
+       round(avg(kd), 1) as "KAvg (ns)", round(nsystrace_median(kd), 1) as "KMed (ns)",
+       min(kd) as "KMin (ns)", max(kd) as "KMax (ns)", round(nsystrace_stddev(kd), 1) as "KStdDev (ns)",
+       api as "API Name", kernel as "Kernel Name"
+from items
+group by pid, tid, device_id, api, kernel
+order by sum(t) desc, "Kernel Name", "PID", "TID", "DevId", "API Name";
