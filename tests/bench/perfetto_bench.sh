@@ -33,8 +33,8 @@ measure() {  # measure NAME COMMAND...: appends "NAME seconds maxrss_kb"
 }
 for _ in $(seq "$reps"); do
   rm -f build/bench/bench.json build/bench/bench.pftrace
-  measure write_json sqlite3 "$db" ".load $so" "select chrome_trace_file('build/bench/bench.json') from trace_events"
-  measure write_protobuf sqlite3 "$db" ".load $so" "select perfetto_trace_file('build/bench/bench.pftrace') from trace_events"
+  measure write_json sqlite3 "$db" ".load $so" "select chrome_trace_file('build/bench/bench.json') from trace_events where derived in (0, 1)"
+  measure write_protobuf sqlite3 "$db" ".load $so" "select perfetto_trace_file('build/bench/bench.pftrace') from trace_events where derived in (0, 1)"
 done
 json_bytes=$(stat -c %s build/bench/bench.json) proto_bytes=$(stat -c %s build/bench/bench.pftrace)
 for _ in $(seq "$import_reps"); do
@@ -42,7 +42,7 @@ for _ in $(seq "$import_reps"); do
   measure import_protobuf "$tp" query build/bench/bench.pftrace "select count(*) from slice"
 done
 median() { awk -v n="$1" -v col="$2" '$1 == n { print $col }' "$results" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-echo "profile: $db ($copies copies), $(sqlite3 "$db" ".load $so" "select count(*) from trace_events") events"
+echo "profile: $db ($copies copies), $(sqlite3 "$db" ".load $so" "select count(*) from trace_events where derived in (0, 1)") events"
 printf '%-16s %12s %12s\n' measurement seconds "peak MB"
 for m in write_json write_protobuf import_json import_protobuf; do
   printf '%-16s %12.2f %12.0f\n' "$m" "$(median $m 2)" "$(echo "$(median $m 3) / 1024" | bc -l)"

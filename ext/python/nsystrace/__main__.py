@@ -1,0 +1,5 @@
+import sys
+
+from nsystrace.cli import main
+
+sys.exit(main())

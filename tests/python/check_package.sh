@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The Python package as a user gets it: `pip install .` from the source tree into a fresh virtual environment,
+# offline (--no-index: the build backend is in the tree and needs nothing from PyPI), then the checks of
+# test_package.py with that environment's Python and `nsystrace` command.
+#   check_package.sh SOURCE_DIR BUILD_DIR
+# BUILD_DIR is handed to the build backend (NSYSTRACE_BUILD_DIR) so the extension CMake builds is this build's.
+set -euo pipefail
+src=$1 build=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+/usr/bin/python3 -m venv "$tmp/venv"
+NSYSTRACE_BUILD_DIR=$build "$tmp/venv/bin/pip" install --no-index --quiet --disable-pip-version-check "$src" \
+  > "$tmp/pip.log" 2>&1 || { cat "$tmp/pip.log"; echo "FAILED: pip install"; exit 1; }
+"$tmp/venv/bin/python" "$src/tests/python/test_package.py" "$src" "$tmp"

@@ -1,0 +1,181 @@
+"""The installed package, used as users use it: `import nsystrace` and the `nsystrace` command (run from the virtual
+environment it was installed into). Every count is compared with a plain SQL statement over the profile.
+
+  test_package.py SOURCE_DIR SCRATCH_DIR
+"""
+import gzip
+import hashlib
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+
+src, tmp = sys.argv[1], sys.argv[2]
+bin_dir = os.path.dirname(sys.executable)
+failures = []
+
+
+def check(what, ok, detail=""):
+    print(("ok      " if ok else "FAILED  ") + what + (f": {detail}" if detail and not ok else ""))
+    if not ok:
+        failures.append(what)
+
+
+def run(*args, **kw):
+    return subprocess.run([os.path.join(bin_dir, "nsystrace"), *args], capture_output=True, text=True, **kw)
+
+
+def md5(path):
+    with open(path, "rb") as f:
+        return hashlib.md5(f.read()).hexdigest()
+
+
+# The bundled example profile, and a copy of it (a second "rank").
+profile = os.path.join(tmp, "example.sqlite")
+with open(os.path.join(src, "examples", "example_profile.sql")) as f:
+    sqlite3.connect(profile).executescript(f.read())
+rank1 = os.path.join(tmp, "rank1.sqlite")
+with open(os.path.join(src, "examples", "example_profile.sql")) as f:
+    sqlite3.connect(rank1).executescript(f.read())
+raw = sqlite3.connect(profile)
+kernels = raw.execute("select count(*) from CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+before = md5(profile)
+
+# import nsystrace
+import nsystrace  # noqa: E402
+
+check("loadable_path() names the installed .so", os.path.exists(nsystrace.loadable_path() + ".so") and
+      os.path.dirname(nsystrace.loadable_path()).startswith(os.path.dirname(os.path.dirname(bin_dir))))
+conn = sqlite3.connect(profile)
+nsystrace.load(conn)
+check("load(conn): trace_events counts the kernels",
+      conn.execute("select count(*) from trace_events where kind = 'kernel'").fetchone()[0] == kernels)
+
+
+class NoExtensions:  # what pyenv's sqlite3 connection looks like when built without extension loading
+    pass
+
+
+try:
+    nsystrace.load(NoExtensions())
+    check("load() on a Python that cannot load extensions fails", False)
+except nsystrace.ExtensionLoadingUnsupported as e:
+    check("load() on a Python that cannot load extensions names the fix",
+          "PYTHON_CONFIGURE_OPTS=--enable-loadable-sqlite-extensions" in str(e) and "/usr/bin/python3" in str(e))
+
+# The command.
+def counts(where=""):
+    return dict(conn.execute("select kind, count(*) from trace_events " + where + " group by kind").fetchall())
+
+
+r = run(profile)
+out = os.path.join(tmp, "example.pftrace")
+check("`nsystrace prof.sqlite` writes prof.pftrace beside it", r.returncode == 0 and os.path.getsize(out) > 0,
+      r.stderr)
+every = counts("where derived in (0, 1)")
+check("the summary counts every event", f"events: {sum(every.values())} (" in r.stdout, r.stdout)
+check("the summary names the GPUs", "GPUs: 0, 1;" in r.stdout, r.stdout)
+r = subprocess.run([sys.executable, "-m", "nsystrace", "--help"], capture_output=True, text=True)
+check("`python -m nsystrace --help` shows the examples", r.returncode == 0 and "examples:" in r.stdout and
+      "--nvtx-color-scheme" in r.stdout)
+
+
+def json_trace(path):
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
+
+
+def per_kind(trace):
+    out = {}
+    for e in trace["traceEvents"]:
+        if e.get("ph") in ("X", "i", "C", "b"):
+            out[e.get("cat")] = out.get(e.get("cat"), 0) + 1
+    return out
+
+
+j = os.path.join(tmp, "k.json.gz")
+r = run(profile, "-o", j, "--kinds", "kernel,nvtx")
+check("-o .json.gz with --kinds writes only those kinds, each event",
+      r.returncode == 0 and per_kind(json_trace(j)) == counts("where kind in ('kernel', 'nvtx')"),
+      f"{r.stderr} {per_kind(json_trace(j)) if r.returncode == 0 else ''}")
+j = os.path.join(tmp, "w.json")
+t0, t1 = conn.execute("select min(ts), (min(ts) + max(ts)) / 2 from trace_events").fetchone()
+r = run(profile, "-o", j, "--start", str(t0), "--end", str(t1), "--no-gpu-projection")
+check("--start/--end keep the window's events",
+      r.returncode == 0 and per_kind(json_trace(j)) == counts(f"where ts between {t0} and {t1}"), r.stderr)
+r = run(profile, "-o", j, "--gpu", "0", "--pid", "4101", "--no-gpu-projection")
+check("--gpu/--pid keep GPU 0's work and process 4101's events",
+      r.returncode == 0 and per_kind(json_trace(j)) == counts(
+          "where (device_id is null and pid = 4101) or (device_id = 0)"), r.stderr)
+r = run(profile, "-o", j, "--nvtx-prefix", "step", "--no-gpu-projection")
+check("--nvtx-prefix keeps the NVTX ranges it names, and every other event",
+      r.returncode == 0 and per_kind(json_trace(j)) == counts("where kind != 'nvtx' or name like 'step%'"), r.stderr)
+r = run(profile, "-o", j, "--nvtx-color-scheme", '{"^step": "good", "forward": "bad"}')
+colors = {(e["name"].split(" ")[0], e.get("cname")) for e in json_trace(j)["traceEvents"]
+          if e.get("cat") == "nvtx" and e.get("ph") == "X"} if r.returncode == 0 else set()
+check("--nvtx-color-scheme colors NVTX ranges by name (cname)",
+      ("step", "good") in colors and ("forward", "bad") in colors, f"{r.stderr} {sorted(colors)[:5]}")
+merged = os.path.join(tmp, "job.pftrace")
+r = run(profile, rank1, "-o", merged)
+check("several reports merge into one trace", r.returncode == 0 and
+      f"events: {2 * sum(every.values())} (" in r.stdout, r.stdout + r.stderr)
+
+# Mistakes: clear messages, exit 2, nothing written over.
+r = run(profile, "-o", profile)
+check("never writes over its input", r.returncode != 0 and md5(profile) == before, r.stderr)
+rep = os.path.join(tmp, "report.nsys-rep")
+open(rep, "wb").close()
+r = run(rep, env={**os.environ, "PATH": "/usr/bin:/bin"} if not any(
+    os.path.exists(os.path.join(d, "nsys")) for d in os.environ.get("PATH", "").split(":")) else None)
+check(".nsys-rep without nsys says how to export it", r.returncode == 2 and "nsys export --type sqlite" in r.stderr,
+      r.stderr)
+r = run(profile, "--kinds", "kernels")
+check("an unknown kind lists the kinds", r.returncode == 2 and "the kinds are: nvtx" in r.stderr, r.stderr)
+r = run(profile, "-o", os.path.join(tmp, "t.txt"))
+check("an unknown output format names the ones it knows", r.returncode == 2 and ".pftrace" in r.stderr, r.stderr)
+
+# --open: served once on 127.0.0.1:9001 to ui.perfetto.dev's origin, as Perfetto documents; no browser here.
+p = subprocess.Popen([os.path.join(bin_dir, "nsystrace"), profile, "-o", out, "--open"], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True, env={**os.environ, "BROWSER": "true"})
+link = ""
+deadline = time.time() + 60
+while time.time() < deadline and "ui.perfetto.dev/#!/?url=" not in link:
+    line = p.stdout.readline()
+    if not line:
+        break
+    link += line
+m = re.search(r"https://ui\.perfetto\.dev/#!/\?url=(\S+)", link)
+check("--open prints the ui.perfetto.dev deep link", m is not None, link)
+if m:
+    url = urllib.request.unquote(m.group(1))
+    check("the trace is served on loopback, port 9001", url.startswith("http://127.0.0.1:9001/"), url)
+    req = urllib.request.Request(url, headers={"Origin": "https://ui.perfetto.dev"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        body = resp.read()
+        allow = resp.headers.get("Access-Control-Allow-Origin")
+    check("it answers ui.perfetto.dev's origin with the whole trace",
+          allow == "https://ui.perfetto.dev" and body == open(out, "rb").read(), str(allow))
+    try:
+        p.wait(timeout=15)
+        check("the server stops once the trace has been fetched", p.returncode == 0, str(p.returncode))
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check("the server stops once the trace has been fetched", False)
+else:
+    p.kill()
+
+# Perfetto's own importer, when ../shared has it: the trace is taken whole.
+stats = os.path.join(src, "..", "shared", "tools", "perfetto", "import-stats")
+if os.path.exists(stats):
+    r = subprocess.run([stats, out], capture_output=True, text=True)
+    check("Perfetto's importer drops nothing of the command's trace", r.returncode == 0 and '"stats":[]' in
+          r.stdout.replace(" ", ""), r.stdout[-300:])
+else:
+    print("skipped Perfetto's importer: ../shared/tools/perfetto absent")
+
+print(f"test_package: {len(failures)} failed")
+sys.exit(1 if failures else 0)
