@@ -168,6 +168,24 @@ if m:
 else:
     p.kill()
 
+# A Python whose sqlite3 cannot load extensions (pyenv's default build): the command falls back to the sqlite3 shell
+# and writes the same trace.
+import nsystrace.cli  # noqa: E402
+
+
+def refuse(conn):
+    raise nsystrace.ExtensionLoadingUnsupported("simulated")
+
+
+real_load, nsystrace.load = nsystrace.load, refuse
+fallback = os.path.join(tmp, "fallback.pftrace")
+try:
+    code = nsystrace.cli.main([profile, "-o", fallback, "--no-progress"])
+finally:
+    nsystrace.load = real_load
+check("without extension loading in Python, the command uses the sqlite3 shell: the same trace",
+      code == 0 and open(fallback, "rb").read() == open(out, "rb").read())
+
 # Perfetto's own importer, when ../shared has it: the trace is taken whole.
 stats = os.path.join(src, "..", "shared", "tools", "perfetto", "import-stats")
 if os.path.exists(stats):
