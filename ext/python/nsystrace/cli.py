@@ -252,8 +252,10 @@ def convert(args):
         gpus = db.rows("select distinct device_id from trace_events" + where + " and device_id is not null "
                        "order by 1")
     summary = ", ".join(f"{k} {n}" for k, n in kinds) or "no events"
-    print(f"nsystrace: wrote {args.output} ({os.path.getsize(out) / 1e6:.1f} MB, "
-          f"{'Perfetto protobuf' if fmt == 'perfetto' else 'Chrome JSON'}) in {seconds:.1f} s")
+    size = os.path.getsize(out)
+    shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.1f} kB"
+    kind = "Perfetto protobuf" if fmt == "perfetto" else "Chrome JSON"
+    print(f"nsystrace: wrote {args.output} ({shown}, {kind}) in {seconds:.1f} s")
     print(f"  events: {sum(n for _, n in kinds)} ({summary})")
     print(f"  GPUs: {', '.join(str(g[0]) for g in gpus) or 'none'}; profiles: {', '.join(args.profiles)}")
     return out
