@@ -39,6 +39,7 @@ examples:
   nsystrace rank*.sqlite -o job.pftrace         several reports (ranks, nodes) on one timeline
   nsystrace report.nsys-rep                     runs `nsys export --type sqlite` first (nsys must be on PATH)
   nsystrace prof.sqlite --open                  converts, then opens the trace in ui.perfetto.dev
+  nsystrace serve a.sqlite b.sqlite             a local page to look at the profiles and convert them
 
 The profile is only read: the output is never a database (the extension refuses to write over one).
 Kinds: """ + ", ".join(KINDS) + """.
@@ -215,13 +216,35 @@ class Connection:
             raise Failure("the sqlite3 shell failed (its message is above)")
         return [tuple(r.values()) for r in json.loads(done.stdout)] if done.stdout.strip() else []
 
+    def query(self, sql):
+        """(column names, rows) of one statement."""
+        if self.conn is not None:
+            cur = self.conn.execute(sql)
+            return [d[0] for d in cur.description], cur.fetchall()
+        first = f"file:{urllib.parse.quote(os.path.abspath(self.profiles[0]))}?mode=ro"
+        script = f".load {nsystrace.loadable_path()}\n.mode json\n{sql}\n"
+        done = subprocess.run(["sqlite3", "-bail", first], input=script, stdout=subprocess.PIPE, text=True)
+        if done.returncode != 0:
+            raise Failure("the sqlite3 shell failed (its message is above)")
+        rows = json.loads(done.stdout) if done.stdout.strip() else []
+        return (list(rows[0].keys()) if rows else []), [tuple(r.values()) for r in rows]
+
     def create_function(self, name, n, fn):
         if self.conn is None:
             raise Failure("--nvtx-color-scheme needs a Python that can load SQLite extensions")
         self.conn.create_function(name, n, fn, deterministic=True)
 
 
-def convert(args):
+def options(**given):
+    """The command's options with their defaults, as convert() takes them (for callers other than the command)."""
+    args = parser().parse_args(["-"])
+    for k, v in given.items():
+        setattr(args, k, v)
+    return args
+
+
+def write_trace(args):
+    """Writes the trace args ask for; returns (path, format, seconds, [(kind, events)], [GPU])."""
     fmt = output_format(args.output)
     with tempfile.TemporaryDirectory(prefix="nsystrace-") as scratch:
         profiles = export_reports(args.profiles, scratch)
@@ -249,15 +272,20 @@ def convert(args):
             db.rows(f"select {function}({sql_string(out)}) from trace_events" + where)
         seconds = time.monotonic() - started
         kinds = db.rows("select kind, count(*) from trace_events" + where + " group by kind order by kind")
-        gpus = db.rows("select distinct device_id from trace_events" + where + " and device_id is not null "
-                       "order by 1")
+        gpus = [g[0] for g in db.rows("select distinct device_id from trace_events" + where +
+                                      " and device_id is not null order by 1")]
+    return out, fmt, seconds, kinds, gpus
+
+
+def convert(args):
+    out, fmt, seconds, kinds, gpus = write_trace(args)
     summary = ", ".join(f"{k} {n}" for k, n in kinds) or "no events"
     size = os.path.getsize(out)
     shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.1f} kB"
     kind = "Perfetto protobuf" if fmt == "perfetto" else "Chrome JSON"
     print(f"nsystrace: wrote {args.output} ({shown}, {kind}) in {seconds:.1f} s")
     print(f"  events: {sum(n for _, n in kinds)} ({summary})")
-    print(f"  GPUs: {', '.join(str(g[0]) for g in gpus) or 'none'}; profiles: {', '.join(args.profiles)}")
+    print(f"  GPUs: {', '.join(str(g) for g in gpus) or 'none'}; profiles: {', '.join(args.profiles)}")
     return out
 
 
@@ -321,6 +349,10 @@ def serve_once(path, port=PERFETTO_PORT, open_browser=True, announce=print):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:
+        from nsystrace.serve import main as serve_main
+        return serve_main(argv[1:])
     args = parser().parse_args(argv)
     if args.output is None:
         stem = os.path.splitext(args.profiles[0])[0]
