@@ -122,12 +122,9 @@ def launch_latency(raw):
     return [[pid, tid, d, st, s, raw.round(lat / 1e3, 1)] for lat, pid, tid, s, d, st in rows[:20]]
 
 
-def projection(raw):
-    """NVTX ranges with GPU work, by Nsight Systems' definition: (name, domain, start, end, gpu_start, gpu_end,
-    kernels, the sum of the operations' durations, the length of the union of their intervals). Ops are tied to calls on (correlationId, process); a call belongs to every range on its thread that
-    holds it entirely; each (range, correlation id) counts once."""
-    if not raw.has("NVTX_EVENTS") or not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
-        return []
+def projection_inputs(raw):
+    """What the NVTX projection joins: GPU operations by (process, correlation id) as (start, end, is_kernel), the
+    profile's end (where unclosed ranges end), NVTX domain names, and CUDA API calls by thread (those with work)."""
     ops = defaultdict(list)
     for t, is_kernel in (("CUPTI_ACTIVITY_KIND_KERNEL", 1), ("CUPTI_ACTIVITY_KIND_MEMCPY", 0),
                          ("CUPTI_ACTIVITY_KIND_MEMSET", 0), ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 0)):
@@ -139,12 +136,22 @@ def projection(raw):
               "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
         if raw.has(t):
             ends += [v for v in raw.rows(f"select max(start), max(\"end\") from {t}")[0] if v is not None]
-    profile_end = max(ends)
     domains = dict(raw.rows("select domainId, text from NVTX_EVENTS where eventType = 75"))
     calls = defaultdict(list)
     for g, s, e, corr in raw.rows("select globalTid, start, \"end\", correlationId from CUPTI_ACTIVITY_KIND_RUNTIME"):
         if (g >> 24, corr) in ops:
             calls[g].append((s, e, corr))
+    return ops, max(ends), domains, calls
+
+
+def projection(raw):
+    """NVTX ranges with GPU work, by Nsight Systems' definition: (name, domain, start, end, gpu_start, gpu_end,
+    kernels, the sum of the operations' durations, the length of the union of their intervals). Ops are tied to
+    calls on (correlationId, process); a call belongs to every range on its thread that holds it entirely; each
+    (range, correlation id) counts once."""
+    if not raw.has("NVTX_EVENTS") or not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        return []
+    ops, profile_end, domains, calls = projection_inputs(raw)
     text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
     out = []
     for name, dom, g, s, e in raw.rows(f"select {text}, domainId, globalTid, start, coalesce(\"end\", {profile_end}) "
@@ -181,22 +188,7 @@ def nvtx_gpu_proj_sum(raw):
     """NVIDIA's nvtx_gpu_proj_sum by its documented definition, over the raw tables."""
     if not raw.has("NVTX_EVENTS") or not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
         return []
-    ops = defaultdict(list)
-    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-              "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
-        if raw.has(t):
-            for proc, corr, s, e in raw.rows(f"select globalPid >> 24, correlationId, start, \"end\" from {t}"):
-                ops[(proc, corr)].append((s, e))
-    ends = []
-    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-              "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
-        if raw.has(t):
-            ends += [v for v in raw.rows(f"select max(start), max(\"end\") from {t}")[0] if v is not None]
-    profile_end = max(ends)
-    domains = dict(raw.rows("select domainId, text from NVTX_EVENTS where eventType = 75"))
-    calls = defaultdict(list)
-    for g, s, e, corr in raw.rows("select globalTid, start, \"end\", correlationId from CUPTI_ACTIVITY_KIND_RUNTIME"):
-        calls[g].append((s, e, corr))
+    ops, profile_end, domains, calls = projection_inputs(raw)
     text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
     ranges = raw.rows(f"select rowid, globalTid, start, max(start, coalesce(\"end\", {profile_end})), {text}, domainId, "
                       "eventType from NVTX_EVENTS where eventType in (59, 60, 70, 71) and globalTid is not null "
@@ -204,7 +196,7 @@ def nvtx_gpu_proj_sum(raw):
     nest = nesting(raw, [r[:4] for r in ranges])
     projected = {}
     for rowid, g, s, e, name, dom, etype in ranges:
-        corrs = {corr for cs, ce, corr in calls.get(g, ()) if cs >= s and ce <= e and (g >> 24, corr) in ops}
+        corrs = {corr for cs, ce, corr in calls.get(g, ()) if cs >= s and ce <= e}
         work = [op for corr in corrs for op in ops[(g >> 24, corr)]]
         if work:
             projected[rowid] = ((domains.get(dom) or "") + ":" + name, "StartEnd" if etype in (60, 71) else "PushPop",
