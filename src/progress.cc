@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 
 namespace nsystrace {
@@ -12,8 +14,14 @@ Progress::Progress(bool enabled, std::string phase, std::string unit, uint64_t t
 }
 
 Progress::Sink Progress::stderr_sink() {
-  return [](const std::string& line) {
-    std::fputs(line.c_str(), stderr);
+  bool terminal = isatty(2) != 0;
+  return [terminal](const std::string& line, bool last) {
+    if (terminal) {  // rewrite the same line: "\r", clear to its end, the line without its newline until the last
+      std::string shown = "\r\033[K" + (last ? line : line.substr(0, line.size() - 1));
+      std::fputs(shown.c_str(), stderr);
+    } else {
+      std::fputs(line.c_str(), stderr);
+    }
     std::fflush(stderr);
   };
 }
@@ -25,6 +33,9 @@ std::string Progress::line(uint64_t done, double elapsed, const std::string& ext
   } else if (total_ > 0) {
     // Totals can be estimates (a filtered scan reads fewer rows than its tables hold): never past 99% before the end.
     double fraction = std::min(0.99, static_cast<double>(done) / static_cast<double>(total_));
+    constexpr int kBar = 20;
+    int filled = static_cast<int>(fraction * kBar);
+    out += "[" + std::string(static_cast<size_t>(filled), '#') + std::string(static_cast<size_t>(kBar - filled), '.') + "] ";
     out += fmt::format("{} of {} {} ({:.0f}%), {:.1f} s", done, total_, unit_, 100 * fraction, elapsed);
     if (done > 0) out += fmt::format(", about {:.0f} s left", elapsed * (1 - fraction) / fraction);
   } else {
@@ -39,7 +50,8 @@ void Progress::maybe_report(uint64_t done, const std::function<std::string()>& e
   if (last ? !printed_ && !always_end_ : now - last_line_ < std::chrono::seconds(2)) return;  // quick phases say nothing
   last_line_ = now;
   printed_ = true;
-  sink_(line(done, std::chrono::duration<double>(now - started_).count(), extra ? extra() : std::string(), last));
+  sink_(line(done, std::chrono::duration<double>(now - started_).count(), extra ? extra() : std::string(), last),
+        last);
 }
 
 }  // namespace nsystrace

@@ -1,6 +1,7 @@
 // Progress of a long phase (computing the NVTX projection, writing a trace) on stderr, for the user watching a
 // 3 GB profile convert: done/total, percent, time so far and an estimate of the time left. Silent for a phase that
-// ends within its first 2 s; then a line every 2 s, and one when it ends.
+// ends within its first 2 s; then a line every 2 s, and one when it ends. On a terminal the lines replace each
+// other (a bar that fills); elsewhere (a log) each is kept.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -11,7 +12,7 @@ namespace nsystrace {
 
 class Progress {
  public:
-  using Sink = std::function<void(const std::string& line)>;
+  using Sink = std::function<void(const std::string& line, bool last)>;
   using Clock = std::chrono::steady_clock;
   // total 0: unknown (then only what is done and the time so far). A disabled Progress costs a branch per update.
   Progress(bool enabled, std::string phase, std::string unit, uint64_t total, Sink sink = stderr_sink());
