@@ -192,6 +192,24 @@ if os.path.exists(stats):
     r = subprocess.run([stats, out], capture_output=True, text=True)
     check("Perfetto's importer drops nothing of the command's trace", r.returncode == 0 and '"stats":[]' in
           r.stdout.replace(" ", ""), r.stdout[-300:])
+    # A real export (../shared), with the command and from Python: both traces taken whole by Perfetto's importer.
+    real = os.path.join(src, "..", "shared", "fixtures", "real", "nsysai_h100_2gpu_mfu_before_slice.sqlite")
+    if os.path.exists(real):
+        from_command = os.path.join(tmp, "real_command.pftrace")
+        r = run(real, "-o", from_command)
+        from_python = os.path.join(tmp, "real_python.pftrace")
+        c = sqlite3.connect(f"file:{real}?mode=ro", uri=True)
+        nsystrace.load(c)
+        c.execute("select perfetto_trace_file(?) from trace_events where derived in (0, 1)", (from_python,)).fetchone()
+        kernels_real = c.execute("select count(*) from CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+        check("a real export converts with the command", r.returncode == 0 and f"kernel {kernels_real}" in r.stdout,
+              r.stdout + r.stderr)
+        for what, path in (("the command's", from_command), ("Python's", from_python)):
+            r = subprocess.run([stats, path], capture_output=True, text=True)
+            check(f"Perfetto's importer drops nothing of {what} trace of a real export",
+                  r.returncode == 0 and '"stats":[]' in r.stdout.replace(" ", ""), r.stdout[-300:])
+    else:
+        print("skipped the real export: ../shared/fixtures/real absent")
 else:
     print("skipped Perfetto's importer: ../shared/tools/perfetto absent")
 
