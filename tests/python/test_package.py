@@ -133,6 +133,19 @@ r = run(rep, env={**os.environ, "PATH": "/usr/bin:/bin"} if not any(
     os.path.exists(os.path.join(d, "nsys")) for d in os.environ.get("PATH", "").split(":")) else None)
 check(".nsys-rep without nsys says how to export it", r.returncode == 2 and "nsys export --type sqlite" in r.stderr,
       r.stderr)
+# With nsys on PATH (a stand-in that "exports" the example), a .nsys-rep is exported into a temporary directory
+# first, and nothing is left beside the report.
+fake_bin = os.path.join(tmp, "fake_bin")
+os.makedirs(fake_bin, exist_ok=True)
+with open(os.path.join(fake_bin, "nsys"), "w") as f:
+    f.write("#!/bin/sh\n# nsys export --type sqlite --output OUT REPORT\n"
+            f"[ \"$1 $2 $3\" = 'export --type sqlite' ] && [ \"$4\" = --output ] && cp '{profile}' \"$5\"\n")
+os.chmod(os.path.join(fake_bin, "nsys"), 0o755)
+from_rep = os.path.join(tmp, "from_rep.pftrace")
+r = run(rep, "-o", from_rep, env={**os.environ, "PATH": fake_bin + ":" + os.environ["PATH"]})
+check(".nsys-rep goes through `nsys export --type sqlite` when nsys is on PATH",
+      r.returncode == 0 and f"events: {sum(every.values())} (" in r.stdout and
+      sorted(os.listdir(tmp)).count("report.sqlite") == 0, r.stdout + r.stderr)
 r = run(profile, "--kinds", "kernels")
 check("an unknown kind lists the kinds", r.returncode == 2 and "the kinds are: nvtx" in r.stderr, r.stderr)
 r = run(profile, "-o", os.path.join(tmp, "t.txt"))
