@@ -23,6 +23,7 @@ struct TraceEventsCursor {
   uint64_t advanced_at = 0;  // when it last moved to a row (xFilter or xNext), on ConnectionState::tick()
   // Its rows feed a DISTINCT or GROUP BY (sqlite3_vtab_distinct in xBestIndex): one row stands for a group.
   bool grouped = false;
+  StatementCache statements;  // reused by each scan's readers (declared before scan: outlives it)
   std::unique_ptr<TimelineScan> scan;
 };
 

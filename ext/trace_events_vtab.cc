@@ -406,8 +406,10 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       auto main = std::find_if(schemas.begin(), schemas.end(), [](const auto& s) { return s.first == "main"; });
       std::optional<int64_t> start =
           main != schemas.end() ? main->second->session_start_utc_ns() : main_session_start(state);
+      std::vector<TimelineScan::Report> reports = TimelineScan::align_reports(std::move(schemas), start);
+      for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;
       cursor->scan = std::make_unique<TimelineScan>(
-          state->db(), TimelineScan::align_reports(std::move(schemas), start), filter,
+          state->db(), std::move(reports), filter,
           [state](const std::string& schema) { return state->projection(schema); });
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));

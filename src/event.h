@@ -7,6 +7,8 @@
 
 namespace nsystrace {
 
+class StatementCache;  // src/statement.h
+
 // Row kinds of trace_events, in the order their sources are merged at equal timestamps.
 enum class Kind : uint8_t {
   nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel, osrt, sched, cuda_event, diagnostic, graph,
@@ -58,6 +60,7 @@ struct ReportContext {
   std::string schema;        // "main", "rank1", ...
   int64_t clock_offset = 0;  // added to every timestamp: aligns this report's clock on the first report's
   bool labelled = false;     // several reports: process names say which report they come from
+  StatementCache* statements = nullptr;  // where readers take and give back their statements, if anywhere
 };
 
 // One event as read from its table, before it is placed on a track.

@@ -230,12 +230,12 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
     stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);
   opened_ = true;
   if (stored == nullptr || !stored->nearly_sorted) {
-    stmt_ = Statement(db_, "SELECT " + select_list + from + order);
+    stmt_ = statement("SELECT " + select_list + from + order);
     bind_all(stmt_, binds);
     return;
   }
   const std::string as_stored = " FROM " + qualified + " NOT INDEXED WHERE " + where;
-  stmt_ = Statement(db_, "SELECT " + select_list + as_stored);
+  stmt_ = statement("SELECT " + select_list + as_stored);
   bind_all(stmt_, binds);
   if (stored->stragglers.empty()) return;
   std::string list = "[";
@@ -243,9 +243,15 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   list += "]";
   Binds with_list = binds;
   with_list.emplace_back(list);
-  stragglers_ = Statement(db_, "SELECT " + select_list + from + " AND rowid IN (SELECT value FROM json_each(?))" + order);
+  stragglers_ = statement("SELECT " + select_list + from + " AND rowid IN (SELECT value FROM json_each(?))" + order);
   bind_all(stragglers_, with_list);
   straggler_rowids_ = &stored->stragglers;  // the catalog outlives every scan of it
+}
+
+EventSource::~EventSource() {
+  if (report_.statements == nullptr) return;
+  report_.statements->give_back(std::move(stmt_));
+  report_.statements->give_back(std::move(stragglers_));
 }
 
 uint64_t EventSource::estimated_rows() const {

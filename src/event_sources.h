@@ -55,7 +55,7 @@ struct ScanFilter {
 
 class EventSource {
  public:
-  virtual ~EventSource() = default;
+  virtual ~EventSource();  // gives its statements back to the report's StatementCache, if it has one
   virtual bool next();  // moves to the next event; false at the end
   const SourceEvent& event() const { return event_; }
   virtual Kind kind() const = 0;
@@ -125,6 +125,10 @@ class EventSource {
   // The integer column of one of these Shape fields (nullptr: NULL) in a reader's select list.
   static int read_column(SelectBuilder& b, const char* column) {
     return column != nullptr ? b.column(column) : b.expression("NULL");
+  }
+  // A statement for sql: from the report's StatementCache when it has one.
+  Statement statement(const std::string& sql) {
+    return report_.statements ? report_.statements->take(db_, sql) : Statement(db_, sql);
   }
   // Prepares SELECT <list> FROM table WHERE <filter> ORDER BY time, end DESC.
   void prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter, const Shape& shape);

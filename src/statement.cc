@@ -47,6 +47,28 @@ bool Statement::step() {
 
 void Statement::reset() { sqlite3_reset(stmt_); }
 
+Statement StatementCache::take(sqlite3* db, const std::string& sql) {
+  auto it = kept_.find(sql);
+  if (it == kept_.end() || it->second.empty()) return Statement(db, sql);
+  Statement s = std::move(it->second.back());
+  it->second.pop_back();
+  return s;
+}
+
+void StatementCache::give_back(Statement s) noexcept {
+  if (!s) return;
+  sqlite3_reset(s.get());
+  sqlite3_clear_bindings(s.get());
+  try {
+    constexpr size_t kPerSql = 4, kSqls = 256;  // bounded: a scan opens a statement or two per event table
+    const char* sql = sqlite3_sql(s.get());
+    if (sql == nullptr || (kept_.size() >= kSqls && kept_.find(sql) == kept_.end())) return;
+    std::vector<Statement>& same = kept_[sql];
+    if (same.size() < kPerSql) same.push_back(std::move(s));
+  } catch (...) {  // no memory to keep it: it is finalized, which is all a cache miss costs
+  }
+}
+
 void Statement::bind(int index, int64_t value) { sqlite3_bind_int64(stmt_, index, value); }
 
 void Statement::bind(int index, std::string_view value) {

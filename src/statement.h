@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "src/sqlite_api.h"
 
@@ -58,6 +60,18 @@ class Statement {
 
  private:
   sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Prepared statements kept for reuse, by their SQL: a join's inner trace_events scan restarts at every outer row and
+// would otherwise prepare the same statements each time (half of such a lookup's cost). Owned by one cursor, so
+// every statement is finalized when the cursor closes, before the connection can.
+class StatementCache {
+ public:
+  Statement take(sqlite3* db, const std::string& sql);  // a kept one (reset, its bindings cleared), or a new one
+  void give_back(Statement s) noexcept;                   // keeps it (a few per SQL), or finalizes it
+
+ private:
+  std::unordered_map<std::string, std::vector<Statement>> kept_;
 };
 
 }  // namespace nsystrace
