@@ -1,9 +1,14 @@
 // trace_events: an eponymous, read-only virtual table with one row per timeline event of the export.
 //
-// Pushdown (xBestIndex): constraints on kind (= and IN), ts (=, <, <=, >, >=), pid (=) and name (=, LIKE, GLOB)
-// restrict which event tables are read and what is read from them. idxStr lists the constraints handed to xFilter,
-// one token per argv entry, in argv order: "kind=", "kind!=", "kind_in", "ts=", "ts>", "ts>=", "ts<", "ts<=", "pid=",
-// "name=", "name_like", "name_glob", "schema=", "schema_in". It is what EXPLAIN QUERY PLAN shows.
+// Pushdown (xBestIndex): constraints on kind (=, !=, IN), ts (=, <, <=, >, >=), pid (=), name (=, IN, LIKE, GLOB)
+// and correlation_id, global_tid, global_pid (=, IN) restrict which event tables are read and what is read from
+// them. idxStr lists the constraints handed to xFilter, one token per argv entry, in argv order: "kind=", "kind!=",
+// "kind_in", "ts=", "ts>", "ts>=", "ts<", "ts<=", "pid=", "name=", "name_in", "name_like", "name_glob",
+// "correlation=", "correlation_in", "global_tid=", "global_tid_in", "global_pid=", "global_pid_in", "schema=",
+// "schema_in", "derived=", "derived_in", "limit". It is what EXPLAIN QUERY PLAN shows.
+//
+// The hidden column `derived` is a parameter, like `schema`: without it the scan yields the events stored in the
+// profile; `derived = 1` the rows nsystrace derives (nvtx_kernel) only, `derived IN (0, 1)` both.
 //
 // The hidden column `schema` selects the reports (main and ATTACHed databases) the scan merges: without a
 // constraint on it, only "main" is read. Only kind constraints are omitted (matched exactly here); SQLite re-checks the others, so a value we
