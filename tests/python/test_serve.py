@@ -116,10 +116,12 @@ try:
     check("the page links the trace into ui.perfetto.dev",
           perfetto is not None and perfetto.group(1).startswith("https://ui.perfetto.dev/#!/?url=http%3A%2F%2F127.0.0.1"))
 
-    for what, url in (("a path", "/api/summary?path=/etc/passwd"), ("a profile not given", "/api/summary?profile=7"),
-                      ("a path among the traces", "/traces/..%2F..%2Fetc%2Fpasswd")):
+    for what, url, headers in (("a path", "/api/summary?path=/etc/passwd", {}),
+                               ("a profile not given", "/api/summary?profile=7", {}),
+                               ("a path among the traces", "/traces/..%2F..%2Fetc%2Fpasswd", {}),
+                               ("another host name (DNS rebinding)", "/api/profiles", {"Host": "evil.example"})):
         try:
-            urllib.request.urlopen(base + url, timeout=10)
+            urllib.request.urlopen(urllib.request.Request(base + url, headers=headers), timeout=10)
             check(f"{what} is refused", False)
         except urllib.error.HTTPError as e:
             check(f"{what} is refused", e.code == 403, str(e.code))

@@ -309,7 +309,8 @@ def serve_once(path, port=PERFETTO_PORT, open_browser=True, announce=print):
             self._headers(200, 0)
 
         def do_GET(self):
-            if urllib.parse.urlparse(self.path).path != "/" + urllib.parse.quote(name):
+            if (urllib.parse.urlparse(self.path).path != "/" + urllib.parse.quote(name) or
+                    self.headers.get("Host") not in (f"127.0.0.1:{port}", f"localhost:{port}")):  # DNS rebinding
                 self._headers(404, 0)
                 return
             size = os.path.getsize(path)

@@ -114,6 +114,9 @@ def handler(site):
             url = urllib.parse.urlparse(self.path)
             query = urllib.parse.parse_qs(url.query)
             try:
+                # A page elsewhere that rebinds its own name to 127.0.0.1 (DNS rebinding) sends its own Host: refused.
+                if self.headers.get("Host") not in (f"127.0.0.1:{site.port}", f"localhost:{site.port}"):
+                    raise Refused("this server answers requests for 127.0.0.1 and localhost only")
                 if url.path == "/":
                     with open(os.path.join(HERE, "page.html"), "rb") as f:
                         self.send(200, f.read(), "text/html; charset=utf-8")
