@@ -71,8 +71,8 @@ def parser():
     p.add_argument("--kinds", help="comma-separated kinds of events to keep (default: all)")
     p.add_argument("--start", type=parse_time, help="keep events starting at or after this time")
     p.add_argument("--end", type=parse_time, help="keep events starting at or before this time")
-    p.add_argument("--pid", type=int, action="append", default=[], help="keep this process's CPU events (repeatable)")
-    p.add_argument("--gpu", type=int, action="append", default=[], help="keep this GPU's work (repeatable)")
+    p.add_argument("--pid", type=int, action="append", default=[], help="keep this process's CPU events, not other processes' (repeatable; GPU work stays unless --gpu)")
+    p.add_argument("--gpu", type=int, action="append", default=[], help="keep this GPU's work, not other GPUs' (repeatable; CPU events stay unless --pid)")
     p.add_argument("--nvtx-prefix", help="keep only the NVTX ranges whose name starts with this")
     p.add_argument("--nvtx-color-scheme", metavar="JSON",
                    help="colors for NVTX ranges by name, as nsys2json takes them: a JSON object (or a file holding "
