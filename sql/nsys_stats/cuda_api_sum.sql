@@ -7,7 +7,7 @@
 -- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
 -- this file.
 with scope as (select * from trace_events where kind = 'cuda_api'),
-items as materialized (select name as Name, dur as value from scope),
+items as (select name as Name, dur as value from scope),
 stats as materialized (
   select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean,
          nsystrace_median(value) as med, nsystrace_stddev(value) as sd

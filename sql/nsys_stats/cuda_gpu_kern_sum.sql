@@ -9,7 +9,7 @@
 -- this file.
 with params(use_short_name) as (select 0),
 scope as (select * from trace_events where kind = 'kernel'),
-items as materialized (
+items as (
   select case when p.use_short_name then s.name else coalesce(json_extract(s.args, '$.demangled_name'), s.name) end
            as Name, s.dur as value
   from scope s, params p

@@ -7,7 +7,7 @@
 -- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
 -- this file.
 with scope as (select * from trace_events where kind in ('memcpy', 'memset')),
-items as materialized (
+items as (
   select case when kind = 'memset' then '[CUDA memset]'
               else '[CUDA memcpy ' || coalesce(json_extract(args, '$.copy_kind'), 'Unknown') || ']' end as Name,
          dur as value

@@ -51,7 +51,7 @@ REPORTS = {
         """-- cuda_api_sum: NVIDIA's `nsys stats --report cuda_api_sum` as SQL: CUDA runtime and driver API calls by name,
 -- their durations summed (nsys records the name with its version suffix, e.g. cudaLaunchKernel_v7000, where it has one).""",
         """scope as (select * from trace_events where kind = 'cuda_api'),
-items as materialized (select name as Name, dur as value from scope)""",
+items as (select name as Name, dur as value from scope)""",
         TIME_COLUMNS),
     "cuda_gpu_kern_sum": (
         """-- cuda_gpu_kern_sum: NVIDIA's `nsys stats --report cuda_gpu_kern_sum` as SQL: GPU kernels by name, their
@@ -59,7 +59,7 @@ items as materialized (select name as Name, dur as value from scope)""",
 -- `cuda_gpu_kern_sum:base` does).""",
         """params(use_short_name) as (select 0),
 scope as (select * from trace_events where kind = 'kernel'),
-items as materialized (
+items as (
   select case when p.use_short_name then s.name else coalesce(json_extract(s.args, '$.demangled_name'), s.name) end
            as Name, s.dur as value
   from scope s, params p
@@ -69,7 +69,7 @@ items as materialized (
         """-- cuda_gpu_mem_size_sum: NVIDIA's `nsys stats --report cuda_gpu_mem_size_sum` as SQL: GPU memory operations (memcpy
 -- by copy kind, memset) by operation, their sizes summed, in decimal MB (1 MB = 10^6 bytes) as NVIDIA reports them.""",
         f"""{MEMORY_SCOPE},
-items as materialized (
+items as (
   select {MEMORY_OPERATION} as Name,
          json_extract(args, '$.bytes') as value
   from scope
@@ -79,7 +79,7 @@ items as materialized (
         """-- cuda_gpu_mem_time_sum: NVIDIA's `nsys stats --report cuda_gpu_mem_time_sum` as SQL: GPU memory operations
 -- (memcpy by copy kind, memset) by operation, e.g. [CUDA memcpy Host-to-Device], their durations summed.""",
         f"""{MEMORY_SCOPE},
-items as materialized (
+items as (
   select {MEMORY_OPERATION} as Name,
          dur as value
   from scope
@@ -90,7 +90,7 @@ items as materialized (
 -- "domain:name" in a non-default domain, their durations summed (marks have no duration and are left out; a range
 -- never closed runs to the end of the profile, see trace_events' args.unclosed).""",
         """scope as (select * from trace_events where kind = 'nvtx' and dur is not null),
-items as materialized (
+items as (
   select coalesce(json_extract(args, '$.domain') || ':', '') || name as Name, dur as value from scope
 )""",
         TIME_COLUMNS),
@@ -102,7 +102,7 @@ items as materialized (
   select * from trace_events where kind = 'osrt'
     and name not in ('OS runtime libraries profiling started', 'OS runtime libraries profiling finished')
 ),
-items as materialized (select name as Name, dur as value from scope)""",
+items as (select name as Name, dur as value from scope)""",
         TIME_COLUMNS),
 }
 

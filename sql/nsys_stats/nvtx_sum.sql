@@ -8,7 +8,7 @@
 -- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
 -- this file.
 with scope as (select * from trace_events where kind = 'nvtx' and dur is not null),
-items as materialized (
+items as (
   select coalesce(json_extract(args, '$.domain') || ':', '') || name as Name, dur as value from scope
 ),
 stats as materialized (

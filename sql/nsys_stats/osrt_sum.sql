@@ -11,7 +11,7 @@ with scope as (
   select * from trace_events where kind = 'osrt'
     and name not in ('OS runtime libraries profiling started', 'OS runtime libraries profiling finished')
 ),
-items as materialized (select name as Name, dur as value from scope),
+items as (select name as Name, dur as value from scope),
 stats as materialized (
   select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean,
          nsystrace_median(value) as med, nsystrace_stddev(value) as sd
