@@ -311,8 +311,9 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
       }
       if (f.schemas.empty()) f.impossible = true;
     } else if (op == "kind=") {
-      f.kinds &= kind_mask_of(v);
-      kind_names_derived |= (kind_mask_of(v) & kDerivedKinds) != 0;
+      uint32_t mask = kind_mask_of(v);
+      f.kinds &= mask;
+      kind_names_derived |= (mask & kDerivedKinds) != 0;
     } else if (op == "kind!=") {
       if (sqlite3_value_type(v) == SQLITE_NULL) f.impossible = true;  // x != NULL is never true
       else f.kinds &= ~kind_mask_of(v);

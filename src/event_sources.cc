@@ -238,11 +238,8 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   stmt_ = statement("SELECT " + select_list + as_stored);
   bind_all(stmt_, binds);
   if (stored->stragglers.empty()) return;
-  std::string list = "[";
-  for (size_t i = 0; i < stored->stragglers.size(); ++i) list += (i ? "," : "") + std::to_string(stored->stragglers[i]);
-  list += "]";
   Binds with_list = binds;
-  with_list.emplace_back(list);
+  with_list.emplace_back(integer_list(stored->stragglers));
   stragglers_ = statement("SELECT " + select_list + from + " AND rowid IN (SELECT value FROM json_each(?))" + order);
   bind_all(stragglers_, with_list);
   straggler_rowids_ = &stored->stragglers;  // the catalog outlives every scan of it

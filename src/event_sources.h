@@ -51,6 +51,10 @@ struct ScanFilter {
   std::optional<int64_t> limit;  // at most this many rows (a LIMIT SQLite handed to the scan)
 
   bool wants(Kind k) const { return !impossible && (kinds & kind_bit(k)) != 0; }
+  // Constraints beyond kind and report narrow the rows within the tables read (their sizes say little of the rows).
+  bool narrows_rows() const {
+    return ts_min || ts_max || pid || !names.empty() || correlations || global_tids || global_pids || limit;
+  }
 };
 
 class EventSource {

@@ -260,9 +260,10 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   // 4. Busy time: per range, its operations' intervals in start order, merged.
   std::sort(attributions.begin(), attributions.end());
   for (size_t i = 0; i < attributions.size();) {
-    ProjectedRange& r = all[attributions[i].range];
+    const uint32_t range = attributions[i].range;
+    ProjectedRange& r = all[range];
     int64_t from = attributions[i].start, to = attributions[i].end;
-    for (++i; i < attributions.size() && &all[attributions[i].range] == &r; ++i) {
+    for (++i; i < attributions.size() && attributions[i].range == range; ++i) {
       if (attributions[i].start > to) {
         r.gpu_busy_time += to - from;
         from = attributions[i].start;

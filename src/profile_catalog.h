@@ -90,12 +90,12 @@ class ProfileCatalog {
   const StoredOrder& stored_order(sqlite3* db, const std::string& table, const std::string& time,
                                   const std::string& end, const std::string& where) const;
 
-  // The rowids (sorted) of an event table's rows whose `column` is one of `values` (sorted): a lookup in an index
-  // of (value, rowid) pairs built by one pass over the table on first use and kept (16 bytes a row), so the join
-  // from GPU work to the call that launched it reads only the rows it needs. Exports carry no such index.
   // The number of rows of a table (qualified name), counted on first use and kept: the totals progress reports.
   uint64_t row_count(sqlite3* db, const std::string& table) const;
 
+  // The rowids (sorted) of an event table's rows whose `column` is one of `values` (sorted): a lookup in an index
+  // of (value, rowid) pairs built by one pass over the table on first use and kept (16 bytes a row), so the join
+  // from GPU work to the call that launched it reads only the rows it needs. Exports carry no such index.
   std::vector<int64_t> rowids_with_correlation(sqlite3* db, const std::string& table, const std::string& column,
                                                const std::vector<int64_t>& values) const;
 

@@ -51,8 +51,7 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
     if (filter.wants(Kind::nvtx_kernel) && projection)
       sources_.push_back(make_projection_source(db_, *r.catalog, projection(r.context.schema), filter, r.context));
   }
-  narrowed_ = filter.ts_min || filter.ts_max || filter.pid || !filter.names.empty() || filter.correlations ||
-              filter.global_tids || filter.global_pids || filter.limit;
+  narrowed_ = filter.narrows_rows();
   live_.assign(sources_.size(), false);
   for (size_t i = 0; i < sources_.size(); ++i) live_[i] = sources_[i]->next();
   pick();

@@ -72,7 +72,7 @@ class TimelineScan {
   int64_t row_number_ = 0;
   std::vector<std::vector<NameMatch>> names_;
   std::optional<int64_t> limit_;
-  bool narrowed_ = false;  // constraints beyond kind and report: the tables' sizes say little of the rows
+  bool narrowed_ = false;  // ScanFilter::narrows_rows(): no estimate of the rows from the tables' sizes
   NameMatcher name_matcher_;
 };
 
