@@ -71,8 +71,10 @@ def parser():
     p.add_argument("--kinds", help="comma-separated kinds of events to keep (default: all)")
     p.add_argument("--start", type=parse_time, help="keep events starting at or after this time")
     p.add_argument("--end", type=parse_time, help="keep events starting at or before this time")
-    p.add_argument("--pid", type=int, action="append", default=[], help="keep this process's CPU events, not other processes' (repeatable; GPU work stays unless --gpu)")
-    p.add_argument("--gpu", type=int, action="append", default=[], help="keep this GPU's work, not other GPUs' (repeatable; CPU events stay unless --pid)")
+    p.add_argument("--pid", type=int, action="append", default=[],
+                   help="keep this process's CPU events, not other processes' (repeatable; GPU work stays unless --gpu)")
+    p.add_argument("--gpu", type=int, action="append", default=[],
+                   help="keep this GPU's work, not other GPUs' (repeatable; CPU events stay unless --pid)")
     p.add_argument("--nvtx-prefix", help="keep only the NVTX ranges whose name starts with this")
     p.add_argument("--nvtx-color-scheme", metavar="JSON",
                    help="colors for NVTX ranges by name, as nsys2json takes them: a JSON object (or a file holding "
@@ -179,6 +181,17 @@ def export_reports(paths, scratch):
     return out
 
 
+def read_only_uri(path):
+    """A profile as SQLite opens it: read-only, whatever its name."""
+    return f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
+
+
+def is_loopback_host(headers, port):
+    """The request names this server by a loopback name (a page elsewhere that rebinds its own name to 127.0.0.1,
+    DNS rebinding, sends its own Host)."""
+    return headers.get("Host") in (f"127.0.0.1:{port}", f"localhost:{port}")
+
+
 class Connection:
     """The profile(s) opened read-only, with the extension loaded: in Python's sqlite3 when it can load extensions,
     else through the sqlite3 shell."""
@@ -189,15 +202,14 @@ class Connection:
         self.conn = None
         self._prelude = []  # for the sqlite3 shell: statements run before each query
         try:
-            conn = sqlite3.connect(f"file:{urllib.parse.quote(os.path.abspath(profiles[0]))}?mode=ro", uri=True)
+            conn = sqlite3.connect(read_only_uri(profiles[0]), uri=True)
             nsystrace.load(conn)
             self.conn = conn
         except nsystrace.ExtensionLoadingUnsupported:
             if shutil.which("sqlite3") is None:
                 raise
         for schema, path in zip(self.schemas[1:], profiles[1:]):
-            self.prelude_sql(f"attach {sql_string('file:' + urllib.parse.quote(os.path.abspath(path)) + '?mode=ro')} "
-                             f"as {schema}")
+            self.prelude_sql(f"attach {sql_string(read_only_uri(path))} as {schema}")
 
     def prelude_sql(self, sql):
         if self.conn is not None:
@@ -205,29 +217,24 @@ class Connection:
         else:
             self._prelude.append(sql)
 
-    def rows(self, sql):
-        if self.conn is not None:
-            return self.conn.execute(sql).fetchall()
-        first = f"file:{urllib.parse.quote(os.path.abspath(self.profiles[0]))}?mode=ro"
-        script = (f".load {nsystrace.loadable_path()}\n.output /dev/null\n" +
-                  "".join(s + ";\n" for s in self._prelude) + f".output stdout\n.mode json\n{sql};\n")
-        done = subprocess.run(["sqlite3", "-bail", first], input=script, stdout=subprocess.PIPE, text=True)
-        if done.returncode != 0:
-            raise Failure("the sqlite3 shell failed (its message is above)")
-        return [tuple(r.values()) for r in json.loads(done.stdout)] if done.stdout.strip() else []
-
     def query(self, sql):
         """(column names, rows) of one statement."""
         if self.conn is not None:
             cur = self.conn.execute(sql)
             return [d[0] for d in cur.description], cur.fetchall()
-        first = f"file:{urllib.parse.quote(os.path.abspath(self.profiles[0]))}?mode=ro"
-        script = f".load {nsystrace.loadable_path()}\n.mode json\n{sql}\n"
-        done = subprocess.run(["sqlite3", "-bail", first], input=script, stdout=subprocess.PIPE, text=True)
+        # The sqlite3 shell: the prelude (attached reports, settings) silently, then the statement as JSON.
+        statement = sql.rstrip().rstrip(";")
+        script = (f".load {nsystrace.loadable_path()}\n.output /dev/null\n" +
+                  "".join(s + ";\n" for s in self._prelude) + f".output stdout\n.mode json\n{statement};\n")
+        done = subprocess.run(["sqlite3", "-bail", read_only_uri(self.profiles[0])], input=script,
+                              stdout=subprocess.PIPE, text=True)
         if done.returncode != 0:
             raise Failure("the sqlite3 shell failed (its message is above)")
         rows = json.loads(done.stdout) if done.stdout.strip() else []
         return (list(rows[0].keys()) if rows else []), [tuple(r.values()) for r in rows]
+
+    def rows(self, sql):
+        return self.query(sql)[1]
 
     def create_function(self, name, n, fn):
         if self.conn is None:
@@ -310,7 +317,7 @@ def serve_once(path, port=PERFETTO_PORT, open_browser=True, announce=print):
 
         def do_GET(self):
             if (urllib.parse.urlparse(self.path).path != "/" + urllib.parse.quote(name) or
-                    self.headers.get("Host") not in (f"127.0.0.1:{port}", f"localhost:{port}")):  # DNS rebinding
+                    not is_loopback_host(self.headers, port)):
                 self._headers(404, 0)
                 return
             size = os.path.getsize(path)

@@ -81,7 +81,7 @@ class Site:
                 args.kinds = query["kinds"][0]
             for key in ("start", "end"):
                 if query.get(key, [""])[0]:
-                    args.__dict__[key] = cli.parse_time(query[key][0])
+                    setattr(args, key, cli.parse_time(query[key][0]))
             args.pid = [int(p) for p in query.get("pid", []) if p]
             out, fmt_, seconds, kinds, gpus = cli.write_trace(args)
         return {"trace": "/traces/" + urllib.parse.quote(name), "name": name, "bytes": os.path.getsize(out),
@@ -114,8 +114,7 @@ def handler(site):
             url = urllib.parse.urlparse(self.path)
             query = urllib.parse.parse_qs(url.query)
             try:
-                # A page elsewhere that rebinds its own name to 127.0.0.1 (DNS rebinding) sends its own Host: refused.
-                if self.headers.get("Host") not in (f"127.0.0.1:{site.port}", f"localhost:{site.port}"):
+                if not cli.is_loopback_host(self.headers, site.port):
                     raise Refused("this server answers requests for 127.0.0.1 and localhost only")
                 if url.path == "/":
                     with open(os.path.join(HERE, "page.html"), "rb") as f:
