@@ -23,6 +23,7 @@
 #include "src/chrome_trace_writer.h"
 #include "src/progress.h"
 #include "src/row_writer.h"
+#include "src/scan_plan.h"
 #include "src/statement.h"
 #include "src/trace_file.h"
 
@@ -144,6 +145,49 @@ void free_aggregate(sqlite3_context* ctx) {
   }
 }
 
+constexpr const char* kRowForm =
+    "chrome_trace(t.event) / perfetto_trace(t.event) / perfetto_trace_file(path, t.event), t being the trace_events "
+    "scan whose rows you aggregate";
+
+// Feeds the current row of `cursor` to the aggregate: every row of one scan, each once, in the scan's order (the
+// writers lay out tracks over the scan that placed the rows).
+void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor) {
+  if (cursor->grouped)
+    throw Error(fmt::format(
+        "nsystrace: chrome_trace(*) is fed the rows of a DISTINCT or GROUP BY over trace_events, where one row "
+        "stands for a whole group, so it cannot draw the events. Aggregate over trace_events directly, or pass the "
+        "columns: {}",
+        kExplicitForm));
+  TimelineScan& scan = *cursor->scan;
+  if (agg.star) {
+    if (cursor->id != agg.cursor_id || cursor->generation != agg.generation)
+      throw Error(fmt::format(
+          "nsystrace: chrome_trace(*) saw its trace_events scan restart or another one begin (trace_events is the "
+          "inner loop of a join, in a correlated subquery, or in several arms of a compound SELECT), so its rows "
+          "would repeat or mix. Aggregate over one trace_events scan, or use {}",
+          kExplicitForm));
+    if (scan.row_number() == agg.last_row)
+      throw Error(fmt::format(
+          "nsystrace: chrome_trace(*) was fed the same trace_events row twice (a join multiplies the rows, or a "
+          "subquery over trace_events is evaluated for each row): each event is drawn once. Keep the other table "
+          "in an EXISTS or IN subquery, or use {}",
+          kExplicitForm));
+  } else {
+    agg.star = true;
+    agg.cursor_id = cursor->id;
+    agg.catalog = scan.shared_catalog();
+    if (agg.writing.enabled()) agg.writing.set_total(scan.estimated_rows());
+    if (!agg.file) agg.statement_texts = statement_texts(ctx);
+  }
+  agg.generation = cursor->generation;
+  agg.last_row = scan.row_number();
+
+  agg.writer->add(scan.row(), scan);
+  if (agg.file) agg.report_progress(false);
+}
+
+// The (*) and path-only forms: no argument names the row, so it is the current row of the one trace_events scan
+// positioned on a row. Where that is not certain (several scans are), the row form says which.
 void step_star(sqlite3_context* ctx, Aggregate& agg) {
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
   auto live = state->live_cursors();
@@ -166,42 +210,27 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
         kExplicitForm));
   if (live.size() > 1)
     throw Error(fmt::format(
-        "nsystrace: chrome_trace(*) sees {} trace_events scans at once (a join of trace_events with itself, or a "
-        "subquery over trace_events that is still reading) and cannot tell which row it aggregates. Aggregate over "
-        "one trace_events scan, or pass the columns: {}",
-        live.size(), kExplicitForm));
-  TraceEventsCursor* cursor = live.front();
-  if (cursor->grouped)
-    throw Error(fmt::format(
-        "nsystrace: chrome_trace(*) is fed the rows of a DISTINCT or GROUP BY over trace_events, where one row "
-        "stands for a whole group, so it cannot draw the events. Aggregate over trace_events directly, or pass the "
-        "columns: {}",
-        kExplicitForm));
-  TimelineScan& scan = *cursor->scan;
-  if (agg.star) {
-    if (cursor->id != agg.cursor_id || cursor->generation != agg.generation)
-      throw Error(fmt::format(
-          "nsystrace: chrome_trace(*) saw its trace_events scan restart or another one begin (trace_events is the "
-          "inner loop of a join, in a correlated subquery, or in several arms of a compound SELECT), so its rows "
-          "would repeat or mix. Aggregate over one trace_events scan, or use {}",
-          kExplicitForm));
-    if (scan.row_number() == agg.last_row)
-      throw Error(fmt::format(
-          "nsystrace: chrome_trace(*) was fed the same trace_events row twice (a join multiplies the rows, or a "
-          "subquery over trace_events is evaluated for each row). Aggregate over trace_events alone, or use {}",
-          kExplicitForm));
-  } else {
-    agg.star = true;
-    agg.cursor_id = cursor->id;
-    agg.catalog = scan.shared_catalog();
-    if (agg.writing.enabled()) agg.writing.set_total(scan.estimated_rows());
-    if (!agg.file) agg.statement_texts = statement_texts(ctx);
-  }
-  agg.generation = cursor->generation;
-  agg.last_row = scan.row_number();
+        "nsystrace: chrome_trace(*) sees {} trace_events scans at once (a join, or a subquery over trace_events "
+        "that is still reading) and cannot tell which row it aggregates. Name the scan: {}; or pass the columns: {}",
+        live.size(), kRowForm, kExplicitForm));
+  step_cursor(ctx, agg, live.front());
+}
 
-  agg.writer->add(scan.row(), scan);
-  if (agg.file) agg.report_progress(false);
+// The row forms: trace_events.event names the row exactly (a token SQLite hands over only from the scan itself).
+void step_row(sqlite3_context* ctx, Aggregate& agg, sqlite3_value* event) {
+  auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+  void* token = sqlite3_value_pointer(event, kTraceRowPointerType);
+  if (token == nullptr)
+    throw Error(
+        "nsystrace: the trace aggregates take trace_events.event as it comes from the scan, but here it is NULL or "
+        "not a trace_events row: SQLite drops the row pointer wherever rows are sorted, grouped, materialized or "
+        "copied (ORDER BY, GROUP BY, DISTINCT, a window function, a compound SELECT, a subquery or view that is not "
+        "flattened). Aggregate directly over trace_events; WHERE clauses, joins and subqueries in WHERE are fine");
+  TraceEventsCursor* cursor = state->cursor_on(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(token)));
+  if (cursor == nullptr)
+    throw Error("nsystrace: the trace_events row handed to the aggregate is no longer current (its value was kept "
+                "past its row, e.g. by min()/max() or a subquery): aggregate directly over trace_events");
+  step_cursor(ctx, agg, cursor);
 }
 
 int64_t integer_arg(sqlite3_value* v, const char* what, bool* is_null) {
@@ -296,8 +325,9 @@ void guarded_step(sqlite3_context* ctx, Make make, Step step) {
 }
 
 void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
-  if (argc != 0 && (argc < 6 || argc > 12)) {
-    std::string msg = fmt::format("nsystrace: chrome_trace() takes * or 6 to 12 arguments: {}", kExplicitForm);
+  if (argc > 1 && (argc < 6 || argc > 12)) {
+    std::string msg = fmt::format("nsystrace: chrome_trace() takes *, a trace_events row (t.event), or 6 to 12 "
+                                  "arguments: {}", kExplicitForm);
     sqlite3_result_error(ctx, msg.c_str(), -1);
     return;
   }
@@ -305,30 +335,41 @@ void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
       ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::chrome_json); },
       [&](Aggregate& agg) {
         if (argc == 0) step_star(ctx, agg);
+        else if (argc == 1) step_row(ctx, agg, argv[0]);
         else step_explicit(ctx, agg, argc, argv);
       });
 }
 
-void x_step_perfetto(sqlite3_context* ctx, int argc, sqlite3_value**) {
+void x_step_perfetto(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guarded_step(
       ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::perfetto_protobuf); },
-      [&](Aggregate& agg) { step_star(ctx, agg); });
+      [&](Aggregate& agg) {
+        if (argc == 0) step_star(ctx, agg);
+        else step_row(ctx, agg, argv[0]);
+      });
 }
 
+// (path), (path, progress), (path, event) or (path, progress, event): `event` is the trace_events.event pointer.
 template <TraceFormat format>
 void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  bool row_given = argc == 3 || (argc == 2 && sqlite3_value_pointer(argv[1], kTraceRowPointerType) != nullptr);
+  sqlite3_value* progress_arg = argc == 3 || (argc == 2 && !row_given) ? argv[1] : nullptr;
   guarded_step(
       ctx,
       [&] {
         if (sqlite3_value_type(argv[0]) != SQLITE_TEXT)
-          throw Error(fmt::format("nsystrace: {}: path must be a file name (the arguments are: path [, progress])",
+          throw Error(fmt::format("nsystrace: {}: path must be a file name (the arguments are: path [, progress] "
+                                  "[, event])",
                                   file_function(format)));
         auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
-        bool asked = argc > 1 && sqlite3_value_int(argv[1]) != 0;
-        bool progress = argc > 1 ? asked : state->progress;
+        bool asked = progress_arg != nullptr && sqlite3_value_int(progress_arg) != 0;
+        bool progress = progress_arg != nullptr ? asked : state->progress;
         return new Aggregate(format, std::string(text_of(argv[0])), state->database_files(), progress, asked);
       },
-      [&](Aggregate& agg) { step_star(ctx, agg); });
+      [&](Aggregate& agg) {
+        if (row_given) step_row(ctx, agg, argv[argc - 1]);
+        else step_star(ctx, agg);
+      });
 }
 
 // The trace_events scan a (*)-form aggregate read, while its cursor is still open; else nullptr.
@@ -455,8 +496,11 @@ void x_final(sqlite3_context* ctx) {
     // Hand a text over NUL-terminated with length -1: SQLite then marks it terminated and never copies it (it
     // copies a text given with an explicit length the first time anyone asks for it as a C string).
     if (format == TraceFormat::chrome_json) agg->out.push_back('\0');
-    // The scan completed, so its cursor (and the statement, which owns `keep`) is live.
+    // The scan completed, so its cursor (and the statement, which owns `keep`) is live. Only a statement's first
+    // trace is kept without a copy until the statement ends: a trace made again by the same statement (a subquery
+    // evaluated per row) is handed to SQLite to own, so a statement that makes many holds one at a time.
     StatementTexts* keep = agg->statement_texts;
+    if (keep != nullptr && !keep->texts.empty()) keep = nullptr;
     if (keep != nullptr) keep->texts.reserve(keep->texts.size() + 1);  // nothing may throw once the value is out
     size_t size = 0;
     char* value = agg->out.release(&size);
@@ -503,14 +547,16 @@ int register_chrome_trace(sqlite3* db, ConnectionState* state, std::string* erro
     *error = "cannot register chrome_trace";
     return rc;
   }
-  rc = sqlite3_create_function_v2(db, "perfetto_trace", 0, SQLITE_UTF8 | SQLITE_INNOCUOUS, state, nullptr,
-                                  x_step_perfetto, x_final<TraceFormat::perfetto_protobuf>, nullptr);
-  if (rc != SQLITE_OK) {
-    *error = "cannot register perfetto_trace";
-    return rc;
+  for (int n : {0, 1}) {
+    rc = sqlite3_create_function_v2(db, "perfetto_trace", n, SQLITE_UTF8 | SQLITE_INNOCUOUS, state, nullptr,
+                                    x_step_perfetto, x_final<TraceFormat::perfetto_protobuf>, nullptr);
+    if (rc != SQLITE_OK) {
+      *error = "cannot register perfetto_trace";
+      return rc;
+    }
   }
   // Writes files: never callable from a view or trigger of a (possibly untrusted) database schema.
-  for (int n : {1, 2}) {
+  for (int n : {1, 2, 3}) {
     rc = sqlite3_create_function_v2(db, "chrome_trace_file", n, SQLITE_UTF8 | SQLITE_DIRECTONLY, state, nullptr,
                                     x_step_file<TraceFormat::chrome_json>, x_final_file, nullptr);
     if (rc == SQLITE_OK)

@@ -20,7 +20,9 @@ struct TraceEventsCursor {
   sqlite3_vtab_cursor base;  // must stay first: SQLite hands us &base
   uint64_t id = 0;           // unique per connection
   uint64_t generation = 0;   // bumped by every xFilter (a rescan)
-  uint64_t advanced_at = 0;  // when it last moved to a row (xFilter or xNext), on ConnectionState::tick()
+  // When it last moved to a row (xFilter or xNext), on ConnectionState::tick(): unique on the connection, so it
+  // names the row (the token trace_events.event hands to the aggregates).
+  uint64_t advanced_at = 0;
   // Its rows feed a DISTINCT or GROUP BY (sqlite3_vtab_distinct in xBestIndex): one row stands for a group.
   bool grouped = false;
   StatementCache statements;  // reused by each scan's readers (declared before scan: outlives it)
@@ -42,6 +44,8 @@ class ConnectionState {
   // Cursors positioned on a row (not at EOF): candidates for chrome_trace(*)'s current row.
   std::vector<TraceEventsCursor*> live_cursors() const;
   TraceEventsCursor* find_cursor(uint64_t id) const;
+  // The cursor still on the row of that token (trace_events.event), or nullptr when none is any more.
+  TraceEventsCursor* cursor_on(uint64_t token) const;
 
   // The catalog of database `schema`, reloaded when the database changed since it was read.
   std::shared_ptr<const ProfileCatalog> catalog(const std::string& schema);

@@ -31,6 +31,12 @@ std::vector<TraceEventsCursor*> ConnectionState::live_cursors() const {
   return out;
 }
 
+TraceEventsCursor* ConnectionState::cursor_on(uint64_t token) const {
+  for (TraceEventsCursor* c : cursors_)
+    if (c->advanced_at == token && c->scan && !c->scan->eof()) return c;
+  return nullptr;
+}
+
 TraceEventsCursor* ConnectionState::find_cursor(uint64_t id) const {
   for (TraceEventsCursor* c : cursors_)
     if (c->id == id) return c;

@@ -146,7 +146,7 @@ TEST_F(ChromeTrace, StarFormRefusesRowsItCannotSee) {
   expect_error("select chrome_trace(*) from StringIds, trace_events", "join");
   expect_error("select chrome_trace(*) from trace_events, StringIds", "join");
   expect_error("select chrome_trace(*) from trace_events cross join StringIds", "same trace_events row twice");
-  expect_error("select chrome_trace(1, 2) from trace_events", "takes * or 6 to 12 arguments");
+  expect_error("select chrome_trace(1, 2) from trace_events", "takes *, a trace_events row (t.event), or 6 to 12");
 }
 
 TEST_F(ChromeTrace, ExplicitFormBuildsATraceFromAnyQuery) {

@@ -6,6 +6,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "tests/support/differential.h"
 #include "tests/support/test_db.h"
@@ -47,5 +48,39 @@ std::string name_of(const ::testing::TestParamInfo<std::tuple<std::string, bool>
 
 INSTANTIATE_TEST_SUITE_P(Profiles, Differential, ::testing::Combine(::testing::ValuesIn(profiles()), ::testing::Bool()),
                          name_of);
+
+}  // namespace
+
+namespace {
+
+// The generated grid of query shapes (see testdiff::check_query_grid), on the example and every fixture, with the
+// fixture ATTACHed a second time as another report. Under the sanitizers (slower) a sample of the grid.
+class QueryGrid : public ::testing::TestWithParam<std::string> {};
+
+size_t grid_stride() {
+  const char* s = std::getenv("NSYSTRACE_GRID_STRIDE");
+  return s ? std::max(1, std::atoi(s)) : 1;
+}
+
+TEST_P(QueryGrid, EveryShapeGivesSqlitesAnswer) {
+  testdb::TempDir tmp{"nsystrace_grid"};
+  std::string copy = tmp.path() + "/second_report.sqlite";
+  {
+    testdb::Db second(copy, false, true);
+    second.exec_file(testdb::source_dir() + "/" + GetParam());
+  }
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/" + GetParam());
+  db.exec("attach 'file:" + copy + "?mode=ro' as r1");
+  testdiff::Report r = testdiff::check_query_grid(db, 3, grid_stride());
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  EXPECT_GT(r.queries, 100);
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, QueryGrid, ::testing::ValuesIn(profiles()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = info.param.substr(info.param.rfind('/') + 1);
+                           return n.substr(0, n.size() - 4);
+                         });
 
 }  // namespace

@@ -139,4 +139,156 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
   return rep;
 }
 
+namespace {
+
+// Columns compared by the grid: every column whose value does not depend on which other rows a scan reads.
+const char* const kGridColumns[] = {"kind", "name", "ts", "dur", "pid", "tid", "process_name", "device_id",
+                                    "stream_id", "correlation_id", "global_tid", "global_pid", "cname", "derived",
+                                    "schema"};
+const char* const kGridSelect =
+    "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
+    "global_pid, args, cname, derived, schema";
+
+bool is_integer_column(const std::string& c) {
+  return c != "kind" && c != "name" && c != "process_name" && c != "cname" && c != "schema";
+}
+
+}  // namespace
+
+Report check_query_grid(testdb::Db& db, size_t cap, size_t stride) {
+  Report rep;
+  std::string reports;
+  for (auto& r : db.rows("select name from pragma_database_list where name != 'temp' order by name")) {
+    if (db.integer("select count(*) from pragma_table_list where schema = " + quoted(r[0]) +
+                   " and name = 'StringIds'") == 0)
+      continue;
+    reports += (reports.empty() ? "" : ", ") + quoted(r[0]);
+  }
+  if (reports.empty()) reports = "'main'";
+  db.exec("drop table if exists temp.every_row");
+  // Every row of every report, derived ones too, as a plain table: SQLite's answer to any question about them.
+  db.exec(std::string("create temp table every_row as select ") + kGridSelect +
+          " from trace_events where derived in (0, 1) and schema in (" + reports + ")");
+  size_t shape = 0;
+  // `tail`: ORDER BY / LIMIT / OFFSET after the WHERE. unordered: compare as sets (LIMIT without a total order
+  // picks any rows: then each returned row must be one SQLite selects, and as many).
+  auto compare = [&](const std::string& where, const std::string& tail = "", bool limit_without_order = false) {
+    if (shape++ % stride != 0) return;
+    ++rep.queries;
+    std::string q = std::string("select ") + kGridSelect + " from %s where " + where + " " + tail;
+    auto run = [&](const char* table) {
+      std::string sql = q;
+      sql.replace(sql.find("%s"), 2, table);
+      bool ours = std::string(table) == "trace_events";
+      for (size_t at; (at = sql.find("%T")) != std::string::npos;) sql.replace(at, 2, ours ? "trace_events" : "every_row");
+      for (size_t at; (at = sql.find("%S")) != std::string::npos;) sql.replace(at, 2, table);
+      return db.rows(sql);
+    };
+    std::vector<std::vector<std::string>> got, want;
+    std::string err;
+    try {
+      got = run("trace_events");
+    } catch (const std::exception& e) {
+      err = e.what();
+    }
+    want = run("temp.every_row");
+    if (!err.empty()) {
+      rep.failures.push_back("where " + where + " " + tail + ": error " + err);
+      return;
+    }
+    if (limit_without_order) {
+      auto all = db.rows(std::string("select ") + kGridSelect + " from temp.every_row where " + where);
+      std::set<std::vector<std::string>> allowed(all.begin(), all.end());
+      bool ok = got.size() == want.size();
+      for (auto& r : got) ok = ok && allowed.count(r) > 0;
+      if (!ok)
+        rep.failures.push_back("where " + where + " " + tail + ": " + std::to_string(got.size()) +
+                               " rows, not all of them rows SQLite selects (" + std::to_string(want.size()) + ")");
+      return;
+    }
+    if (tail.find("order by") == std::string::npos) {
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+    }
+    if (got != want)
+      rep.failures.push_back("where " + (where.size() > 200 ? where.substr(0, 200) + "..." : where) + " " + tail +
+                             ": " + std::to_string(got.size()) + " rows from trace_events, " +
+                             std::to_string(want.size()) + " from the same rows as a plain table");
+  };
+
+  for (const char* col_c : kGridColumns) {
+    std::string col = col_c;
+    std::vector<std::string> values = spread(
+        column(db, "select distinct quote(" + col + ") from temp.every_row where " + col + " is not null order by " + col),
+        cap);
+    bool vocabulary = col == "kind" || col == "derived" || col == "schema";
+    if (values.empty() && vocabulary) continue;  // (an empty profile: no kind to name)
+    if (values.empty()) values.push_back(is_integer_column(col) ? "0" : "'x'");
+    std::vector<std::string> probes = values;
+    probes.push_back("NULL");
+    // kind, derived and schema are a fixed vocabulary: a value outside it is an error, documented (an empty answer
+    // would look like a profile without that kind), so only the values and NULL are probed there.
+    if (vocabulary) {
+    } else if (is_integer_column(col)) {
+      probes.push_back(values.front() + " + 0.5");                       // a real between two integers
+      probes.push_back("'" + db.text("select " + values.back()) + "'");  // an integer written as text
+    } else {
+      probes.push_back("5");  // a number compared with a text column
+    }
+    for (const std::string& v : probes) {
+      for (const char* op : {"=", "!=", "<", "<=", ">", ">=", "is", "is not"}) compare(col + " " + op + " " + v);
+      if (!is_integer_column(col)) {
+        std::string text = db.text("select " + v);
+        std::string head = quoted(text.substr(0, std::min<size_t>(text.size(), 3)));
+        compare(col + " like " + head + " || '%'");
+        compare(col + " glob " + head + " || '*'");
+        compare(col + " = " + v + " collate nocase");
+      }
+    }
+    std::string list;
+    for (const std::string& v : values) list += v + ", ";
+    compare(col + " in (" + list + "NULL)");
+    compare(col + " not in (" + list.substr(0, list.size() - 2) + ")");
+    compare(col + " between " + values.front() + " and " + values.back());
+    compare(col + " is null");
+    compare(col + " is not null");
+    // ORDER BY that the scan does not produce, with a LIMIT: SQLite sorts after the scan, so the scan must not stop.
+    compare(col + " is not null", "order by " + col + " desc, rowid limit 3");
+    compare(col + " is not null", "order by " + col + ", rowid limit 2 offset 1");
+    compare(col + " in (" + list + "NULL)", "limit 2", true);
+    compare(col + " in (" + list + "NULL)", "limit 2 offset 1", true);
+    compare(col + " != " + values.front(), "limit 3", true);
+  }
+  // Several constraints at once, and the shapes of the original defects.
+  std::string kind = db.text("select quote(kind) from temp.every_row group by kind order by count(*) desc limit 1");
+  if (!kind.empty()) {
+    compare("kind = " + kind, "order by dur desc, rowid limit 3");
+    compare("kind = " + kind + " and ts >= (select min(ts) from trace_events)", "order by ts, rowid limit 5");
+    compare("pid in (select pid from temp.every_row group by pid)", "limit 5", true);
+    compare("kind = " + kind + " and name like '%a%' and ts > 0", "limit 4", true);
+  }
+  // Subqueries in the WHERE (uncorrelated, correlated, EXISTS, IN), over the same table as the outer query.
+  // (`schema is not null and derived is not null` names the parameters: every report, every row, as every_row.)
+  const std::string every = " schema is not null and derived is not null ";
+  compare("ts > (select min(ts) from %S where kind = 'kernel' and" + every + ")");
+  compare("rowid in (select rowid from %S where kind = 'nvtx' and" + every + "order by ts, rowid limit 3)");
+  compare("exists (select 1 from %S a where a.correlation_id = %T.correlation_id and a.global_pid = "
+          "%T.global_pid and a.kind = 'cuda_api' and a.schema = %T.schema) and kind != 'cuda_api'");
+  compare("dur > (select avg(dur) from %S t where t.derived = %T.derived and t.kind = %T.kind)");
+  // Joins: the launch join (the inner scan takes the constraints), and a join on a non-key column.
+  {
+    std::string q = "select k.rowid, a.rowid, k.name, a.name, k.ts - a.ts from %s k join %s a on a.correlation_id = "
+                    "k.correlation_id and a.global_pid = k.global_pid and a.kind = 'cuda_api' where k.kind in "
+                    "('kernel', 'memcpy', 'memset') order by 1, 2";
+    auto run = [&](const std::string& t) {
+      std::string sql = q;
+      for (size_t at; (at = sql.find("%s")) != std::string::npos;) sql.replace(at, 2, t);
+      return db.rows(sql);
+    };
+    ++rep.queries;
+    if (run("trace_events") != run("temp.every_row")) rep.failures.push_back("the launch join differs");
+  }
+  return rep;
+}
+
 }  // namespace testdiff
