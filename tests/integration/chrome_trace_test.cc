@@ -384,3 +384,51 @@ TEST_F(ChromeTrace, KeysAreEscapedLikeValues) {
   EXPECT_NE(json.find("\"\\u0000nul\""), std::string::npos);
 }
 }  // namespace
+
+namespace {
+
+// The row forms: trace_events.event names the row an aggregate draws, so the shapes the (*) form must refuse work.
+TEST_F(QueryShapes, TheRowFormFollowsTheScanItNames) {
+  auto launched = rows(
+      "select k.name, k.ts from trace_events k where k.kind = 'kernel' and exists (select 1 from trace_events a "
+      "where a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and a.kind = 'cuda_api')");
+  ASSERT_FALSE(launched.empty());
+  // Refused by the (*) form (two scans are open); exact with the row form.
+  expect_error("select chrome_trace(*) from trace_events k where k.kind = 'kernel' and exists (select 1 from "
+               "trace_events a where a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and "
+               "a.kind = 'cuda_api')",
+               "chrome_trace(t.event)");
+  EXPECT_EQ(events("select chrome_trace(k.event) from trace_events k where k.kind = 'kernel' and exists (select 1 "
+                   "from trace_events a where a.correlation_id = k.correlation_id and a.global_pid = k.global_pid "
+                   "and a.kind = 'cuda_api')"),
+            launched);
+  // The outer scan of a join whose inner scan is still reading.
+  EXPECT_EQ(events("select chrome_trace(k.event) from trace_events k where k.kind = 'kernel' and k.ts >= (select "
+                   "t.ts from trace_events t where t.kind = 'kernel' and t.name = k.name order by t.ts limit 1)"),
+            rows("select k.name, k.ts from trace_events k where k.kind = 'kernel' and k.ts >= (select t.ts from "
+                 "trace_events t where t.kind = 'kernel' and t.name = k.name order by t.ts limit 1)"));
+  // perfetto_trace takes it too (a BLOB of the same events: compare sizes with the (*) form over the same rows).
+  EXPECT_EQ(db.integer("select length(perfetto_trace(event)) from trace_events where kind = 'kernel'"),
+            db.integer("select length(perfetto_trace(*)) from trace_events where kind = 'kernel'"));
+  // Rows SQLite sorted, grouped or materialized lose the pointer: an error that says so, never another row.
+  expect_error("select chrome_trace(e) from (select event as e from trace_events order by dur desc)",
+               "SQLite drops the row pointer");
+  expect_error("select chrome_trace(x) from (select max(event) as x from trace_events)", "trace_events");
+  expect_error("select chrome_trace(1) from trace_events", "not a trace_events row");
+  // A join that repeats a row: each event is drawn once.
+  expect_error("select chrome_trace(k.event) from trace_events k join trace_events a on a.kind = k.kind and "
+               "k.kind = 'memset'",
+               "same trace_events row twice");
+}
+
+TEST_F(QueryShapes, TheFileFunctionsTakeTheRowToo) {
+  testdb::TempDir tmp{"nsystrace_rowform"};
+  std::string path = tmp.file("launched.json");
+  EXPECT_GT(db.integer("select chrome_trace_file('" + path + "', k.event) from trace_events k where k.kind = "
+                       "'kernel' and exists (select 1 from trace_events a where a.correlation_id = k.correlation_id "
+                       "and a.global_pid = k.global_pid and a.kind = 'cuda_api')"),
+            0);
+  EXPECT_GT(db.integer("select perfetto_trace_file('" + tmp.file("p.pftrace") + "', 0, event) from trace_events"), 0);
+}
+
+}  // namespace

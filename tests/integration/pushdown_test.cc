@@ -326,3 +326,39 @@ TEST(LaunchJoin, WorkGrowsLinearlyWithTheProfile) {
 }
 
 }  // namespace
+
+namespace {
+
+// The shapes of issue reports that returned wrong rows with no error.
+TEST_F(Pushdown, ALimitAfterAnOrderByIsSqlitesNotTheScans) {
+  // The scan took the LIMIT although SQLite still had to sort: the first 3 rows read, sorted, were returned.
+  auto longest = db.rows("select dur from trace_events where kind = 'kernel' order by dur desc limit 3");
+  auto expected = db.rows("select dur from (select dur from trace_events where kind = 'kernel') order by dur desc "
+                          "limit 3");
+  ASSERT_EQ(longest.size(), 3u);
+  EXPECT_EQ(longest, expected);
+  EXPECT_EQ(longest[0][0], db.text("select max(dur) from trace_events where kind = 'kernel'"));
+  // An IN list on a column the scan does not take, with a LIMIT: all 5 rows.
+  EXPECT_EQ(db.rows("select rowid from trace_events where pid in (4101, 4102) limit 5").size(), 5u);
+  EXPECT_EQ(plan("select * from trace_events where kind = 'kernel' order by dur desc limit 3").find("limit"),
+            std::string::npos);
+  EXPECT_NE(plan("select * from trace_events where kind = 'kernel' limit 3").find("limit"), std::string::npos);
+  // A collation the scan does not apply leaves the kind to SQLite, and the LIMIT with it.
+  EXPECT_EQ(db.rows("select rowid from trace_events where kind = 'KERNEL' collate nocase limit 4").size(), 4u);
+}
+
+TEST_F(Pushdown, OperatorsTheScanDoesNotApplyOnDerivedGetSqlitesAnswer) {
+  int64_t derived = db.integer("select count(*) from trace_events where derived = 1");
+  int64_t stored = db.integer("select count(*) from trace_events");
+  ASSERT_GT(derived, 0);
+  // Each returned 0 rows before: the scan read the stored rows only and SQLite filtered them.
+  EXPECT_EQ(db.integer("select count(*) from trace_events where derived != 0"), derived);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where derived > 0"), derived);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where derived is 1"), derived);
+  EXPECT_EQ(db.integer("select count(*) from trace_events where derived between 0 and 1"), stored + derived);
+  // Selecting it names it too: every row, each saying which it is.
+  EXPECT_EQ(db.integer("select sum(derived) from trace_events"), derived);
+  EXPECT_EQ(db.integer("select count(derived) from trace_events"), stored + derived);
+}
+
+}  // namespace
