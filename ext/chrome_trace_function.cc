@@ -417,6 +417,7 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
     if (scan != nullptr && scan->reports().size() > 1) {
       std::string reports = "[";
       for (const auto& r : scan->reports()) {
+        if (!r.read) continue;
         std::string one;
         JsonObject ro(one);
         ro.string("schema", r.context.schema);

@@ -146,15 +146,6 @@ std::vector<FilterArgument> filter_arguments(int argc, sqlite3_value** argv) {
   return out;
 }
 
-// main's session start, when main is an export that has one: the clock every report is shown on.
-std::optional<int64_t> main_session_start(ConnectionState* state) {
-  try {
-    return state->catalog("main")->session_start_utc_ns();
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
 void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
   for (const char* t : kExportMarkers)
     if (catalog.schema().has(t)) return;
@@ -166,17 +157,17 @@ void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
       catalog.schema().schema(), file && *file ? file : "in memory"));
 }
 
-// The databases of the connection that are exports, in name order: the reports a scan that reads `schema` without
-// fixing it merges (a database that is not an export holds no events, so leaving it out drops no row).
-std::vector<std::string> every_report(ConnectionState* state) {
-  std::vector<std::string> out;
-  Statement s(state->db(), "SELECT name FROM pragma_database_list WHERE name != 'temp' ORDER BY name");
-  while (s.step()) {
-    std::string name(s.text(0));
+// The connection's reports: its databases that are exports, main first, then the ATTACHed ones in the order they
+// were attached. Every scan is given all of them (and reads those its query names), so a report's number, label and
+// clock do not depend on the query. A database that is not an export holds no events: leaving it out drops no row.
+std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> connection_reports(ConnectionState* state) {
+  std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> out;
+  for (int i = 0; const char* name = sqlite3_db_name(state->db(), i); ++i) {
+    if (i == 1) continue;  // temp
     auto catalog = state->catalog(name);
     bool is_export = false;
     for (const char* t : kExportMarkers) is_export |= catalog->schema().has(t);
-    if (is_export) out.push_back(name);
+    if (is_export) out.emplace_back(name, std::move(catalog));
   }
   return out;
 }
@@ -193,20 +184,20 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       ScanPlan plan = ScanPlan::from_idx(idx_num, idx_str);
       cursor->grouped = plan.feeds_groups;
       ScanFilter filter = build_filter(plan, filter_arguments(argc, argv));
-      if (plan.all_reports && filter.schemas.empty()) filter.schemas = every_report(state);
-      std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas;
-      for (const std::string& name : filter.schemas.empty() ? std::vector<std::string>{"main"} : filter.schemas) {
+      auto reports_of_connection = connection_reports(state);
+      if (plan.all_reports && filter.schemas.empty())
+        for (const auto& r : reports_of_connection) filter.schemas.push_back(r.first);
+      if (filter.schemas.empty()) filter.schemas.push_back("main");
+      for (const std::string& name : filter.schemas) {  // what the query names must exist and be an export
         check_schema_exists(state->db(), name);
-        auto catalog = state->catalog(name);
-        check_is_export(*catalog, state->db());
-        schemas.emplace_back(name, std::move(catalog));
+        check_is_export(*state->catalog(name), state->db());
       }
-      // main's session start: from the catalog just loaded when main is among the reports (each call to
-      // catalog() checks that the profile did not change: a join's inner scan runs once per outer row).
-      auto main = std::find_if(schemas.begin(), schemas.end(), [](const auto& s) { return s.first == "main"; });
+      // main's session start, when main is an export that has one: the clock every report is shown on.
+      auto main = std::find_if(reports_of_connection.begin(), reports_of_connection.end(),
+                               [](const auto& s) { return s.first == "main"; });
       std::optional<int64_t> start =
-          main != schemas.end() ? main->second->session_start_utc_ns() : main_session_start(state);
-      std::vector<TimelineScan::Report> reports = TimelineScan::align_reports(std::move(schemas), start);
+          main != reports_of_connection.end() ? main->second->session_start_utc_ns() : std::nullopt;
+      std::vector<TimelineScan::Report> reports = TimelineScan::align_reports(std::move(reports_of_connection), start);
       for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;
       cursor->scan = std::make_unique<TimelineScan>(
           state->db(), std::move(reports), filter,

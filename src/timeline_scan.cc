@@ -1,5 +1,6 @@
 #include "src/timeline_scan.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "src/json_writer.h"
@@ -46,7 +47,10 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
       names_(filter.names),
       name_matcher_(db),
       limit_(filter.limit) {
-  for (const Report& r : reports_) {
+  for (Report& r : reports_) {
+    r.read = filter.schemas.empty() ||
+             std::find(filter.schemas.begin(), filter.schemas.end(), r.context.schema) != filter.schemas.end();
+    if (!r.read) continue;
     for (auto& s : open_sources(db_, *r.catalog, filter, r.context)) sources_.push_back(std::move(s));
     if (filter.wants(Kind::nvtx_kernel) && projection)
       sources_.push_back(make_projection_source(db_, *r.catalog, projection(r.context.schema), filter, r.context));

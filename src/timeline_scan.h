@@ -19,10 +19,14 @@ class TimelineScan {
   struct Report {
     std::shared_ptr<const ProfileCatalog> catalog;
     ReportContext context;
+    // Whether the scan reads its events. A scan is given every report of the connection, so that a report's number
+    // (its pids and rowids), its label and its clock are the same whichever reports a query reads.
+    bool read = true;
   };
   // projection: gives a schema's NVTX GPU projection (computed on first use, cached by the caller) for
   // 'nvtx_kernel' rows.
   using ProjectionProvider = std::function<std::shared_ptr<const NvtxProjection>(const std::string& schema)>;
+  // Reads the reports named in filter.schemas (all of them when it is empty).
   TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
                const ProjectionProvider& projection = nullptr);
   // The reports of several schemas, each clock shifted by (its session start - reference) from

@@ -279,7 +279,7 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride) {
   {
     std::string q = "select k.rowid, a.rowid, k.name, a.name, k.ts - a.ts from %s k join %s a on a.correlation_id = "
                     "k.correlation_id and a.global_pid = k.global_pid and a.kind = 'cuda_api' where k.kind in "
-                    "('kernel', 'memcpy', 'memset') order by 1, 2";
+                    "('kernel', 'memcpy', 'memset') and k.schema is not null and a.schema = k.schema order by 1, 2";
     auto run = [&](const std::string& t) {
       std::string sql = q;
       for (size_t at; (at = sql.find("%s")) != std::string::npos;) sql.replace(at, 2, t);
