@@ -369,15 +369,6 @@ ScanFilter build_filter(const char* idx_str, int argc, sqlite3_value** argv) {
   return f;
 }
 
-// main's session start, when main is an export that has one: the clock every report is shown on.
-std::optional<int64_t> main_session_start(ConnectionState* state) {
-  try {
-    return state->catalog("main")->session_start_utc_ns();
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
 void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
   for (const char* t : kExportMarkers)
     if (catalog.schema().has(t)) return;
@@ -407,12 +398,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
         check_is_export(*catalog, state->db());
         schemas.emplace_back(name, std::move(catalog));
       }
-      // main's session start: from the catalog just loaded when main is among the reports (each call to
-      // catalog() checks that the profile did not change: a join's inner scan runs once per outer row).
-      auto main = std::find_if(schemas.begin(), schemas.end(), [](const auto& s) { return s.first == "main"; });
-      std::optional<int64_t> start =
-          main != schemas.end() ? main->second->session_start_utc_ns() : main_session_start(state);
-      std::vector<TimelineScan::Report> reports = TimelineScan::align_reports(std::move(schemas), start);
+      std::vector<TimelineScan::Report> reports = TimelineScan::align_reports(state->db(), std::move(schemas));
       for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;
       cursor->scan = std::make_unique<TimelineScan>(
           state->db(), std::move(reports), filter,

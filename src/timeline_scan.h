@@ -25,11 +25,13 @@ class TimelineScan {
   using ProjectionProvider = std::function<std::shared_ptr<const NvtxProjection>(const std::string& schema)>;
   TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
                const ProjectionProvider& projection = nullptr);
-  // The reports of several schemas, each clock shifted by (its session start - reference) from
-  // TARGET_INFO_SESSION_START_TIME: the reference is main's session start when main has one (so an event has the
-  // same ts whatever reports a query names), else the first report's.
-  static std::vector<Report> align_reports(std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas,
-                                           std::optional<int64_t> main_session_start);
+  // The reports of several schemas on one clock whose time 0 is the earliest session start among them
+  // (TARGET_INFO_SESSION_START_TIME): each report's times are shifted by (its session start - that origin), so no
+  // report is drawn before 0 and the report that started first keeps its own times, as a report alone does. A
+  // report without a session start cannot be placed beside reports that have one: an Error naming its schema and
+  // file (db gives the files). When no report has one, every offset is 0.
+  static std::vector<Report> align_reports(sqlite3* db,
+                                           std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas);
 
   bool eof() const { return current_ == nullptr; }
   void next();
