@@ -427,8 +427,8 @@ def main(argv=None):
     except (Failure, nsystrace.ExtensionLoadingUnsupported) as e:
         print(f"nsystrace: {e}", file=sys.stderr)
         return 2
-    except sqlite3.Error as e:
-        print(f"nsystrace: {e}", file=sys.stderr)
+    except sqlite3.Error as e:  # the extension's messages say "nsystrace: " already
+        print(str(e) if str(e).startswith("nsystrace: ") else f"nsystrace: {e}", file=sys.stderr)
         return 1
     except subprocess.CalledProcessError as e:
         print(f"nsystrace: {' '.join(e.cmd)} failed (exit {e.returncode})", file=sys.stderr)
