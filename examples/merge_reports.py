@@ -4,8 +4,9 @@
     /usr/bin/python3 examples/merge_reports.py trace.json.gz rank0.sqlite rank1.sqlite [...] [--extension PATH]
 
 Each report is ATTACHed under the name rank0, rank1, ... (in the order given); trace_events' hidden `schema` column
-streams them in one scan: processes named "[rank1] python3", pids kept apart, clocks aligned on the first report's
-session start, CUDA correlation ids never matched across ranks. File names are bound as parameters, never pasted
+streams them in one scan: processes named "[rank1] python3", pids kept apart, one clock whose time 0 is the earliest
+session start among the reports (a report without one among reports that have one is an error naming it), CUDA
+correlation ids never matched across ranks. File names are bound as parameters, never pasted
 into SQL.
 """
 import json

@@ -192,12 +192,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
         check_schema_exists(state->db(), name);
         check_is_export(*state->catalog(name), state->db());
       }
-      // main's session start, when main is an export that has one: the clock every report is shown on.
-      auto main = std::find_if(reports_of_connection.begin(), reports_of_connection.end(),
-                               [](const auto& s) { return s.first == "main"; });
-      std::optional<int64_t> start =
-          main != reports_of_connection.end() ? main->second->session_start_utc_ns() : std::nullopt;
-      std::vector<TimelineScan::Report> reports = TimelineScan::align_reports(std::move(reports_of_connection), start);
+      std::vector<TimelineScan::Report> reports =
+          TimelineScan::align_reports(state->db(), std::move(reports_of_connection), filter.schemas);
       for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;
       cursor->scan = std::make_unique<TimelineScan>(
           state->db(), std::move(reports), filter,

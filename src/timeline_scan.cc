@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "src/json_writer.h"
+#include "src/sqlite_api.h"
 
 namespace nsystrace {
 
@@ -21,19 +24,41 @@ std::vector<ReportContext> contexts_of(const std::vector<TimelineScan::Report>& 
 }  // namespace
 
 std::vector<TimelineScan::Report> TimelineScan::align_reports(
-    std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas,
-    std::optional<int64_t> main_session_start) {
+    sqlite3* db, std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas,
+    const std::vector<std::string>& read) {
+  auto file_of = [db](const std::string& schema) {
+    const char* file = sqlite3_db_filename(db, schema.c_str());
+    return std::string(file && *file ? file : "in memory");
+  };
+  auto is_read = [&read](const std::string& schema) {
+    return read.empty() || std::find(read.begin(), read.end(), schema) != read.end();
+  };
+  std::optional<int64_t> origin;        // UTC ns of the trace's time 0
+  const std::string* placed = nullptr;  // a report read that has a session start, for the error below
+  for (const auto& [schema, catalog] : schemas) {
+    std::optional<int64_t> start = catalog->session_start_utc_ns();
+    if (!start) continue;
+    if (!origin || *start < *origin) origin = start;
+    if (!placed && is_read(schema)) placed = &schema;
+  }
   std::vector<Report> out;
-  std::optional<int64_t> reference = main_session_start;  // UTC ns of the clock everything is shown on
-  if (!reference && !schemas.empty()) reference = schemas[0].second->session_start_utc_ns();
   for (size_t i = 0; i < schemas.size(); ++i) {
+    std::optional<int64_t> start = schemas[i].second->session_start_utc_ns();
+    // A zero offset would draw it at an arbitrary place among the others it is read with.
+    if (!start && placed && is_read(schemas[i].first))
+      throw Error(fmt::format(
+          "nsystrace: report '{}' ({}) has no session start (TARGET_INFO_SESSION_START_TIME.utcEpochNs), so it "
+          "cannot be placed on one timeline with report '{}' ({}), which has one; convert it alone, or only with "
+          "reports that have no session start either",
+          schemas[i].first, file_of(schemas[i].first), *placed, file_of(*placed)));
     Report r{std::move(schemas[i].second), ReportContext{}};
     r.context.index = static_cast<int>(i);
     r.context.schema = schemas[i].first;
     r.context.labelled = schemas.size() > 1;
-    // Event times count from each report's session start: shift by the difference of the starts.
-    std::optional<int64_t> start = r.catalog->session_start_utc_ns();
-    if (start && reference) r.context.clock_offset = *start - *reference;
+    // Event times count from each report's session start.
+    if (start && __builtin_sub_overflow(*start, *origin, &r.context.clock_offset))
+      throw Error(fmt::format("nsystrace: report '{}' ({}) has a session start ({} ns) too far from the others' to "
+                              "share their timeline", r.context.schema, file_of(r.context.schema), *start));
     out.push_back(std::move(r));
   }
   return out;
@@ -45,8 +70,8 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
       reports_(std::move(reports)),
       layout_(catalogs_of(reports_), contexts_of(reports_)),
       names_(filter.names),
-      name_matcher_(db),
-      limit_(filter.limit) {
+      limit_(filter.limit),
+      name_matcher_(db) {
   for (Report& r : reports_) {
     r.read = filter.schemas.empty() ||
              std::find(filter.schemas.begin(), filter.schemas.end(), r.context.schema) != filter.schemas.end();

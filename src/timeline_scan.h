@@ -29,11 +29,15 @@ class TimelineScan {
   // Reads the reports named in filter.schemas (all of them when it is empty).
   TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
                const ProjectionProvider& projection = nullptr);
-  // The reports of several schemas, each clock shifted by (its session start - reference) from
-  // TARGET_INFO_SESSION_START_TIME: the reference is main's session start when main has one (so an event has the
-  // same ts whatever reports a query names), else the first report's.
-  static std::vector<Report> align_reports(std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas,
-                                           std::optional<int64_t> main_session_start);
+  // The reports of a connection (main first, then the ATTACHed ones in order) on one clock whose time 0 is the
+  // earliest session start among them (TARGET_INFO_SESSION_START_TIME): each report's times are shifted by (its
+  // session start - that origin), so no report is drawn before 0 and the report that started first keeps its own
+  // times, as a report alone does. Numbers, labels and clocks depend on the connection's reports only, not on the
+  // ones a query reads (`read`, all when empty). A report read without a session start beside reports that have
+  // one cannot be placed: an Error naming its schema and file (db gives the files).
+  static std::vector<Report> align_reports(sqlite3* db,
+                                           std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas,
+                                           const std::vector<std::string>& read = {});
 
   bool eof() const { return current_ == nullptr; }
   void next();

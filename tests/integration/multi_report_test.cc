@@ -1,6 +1,8 @@
 // Several reports on one timeline: ATTACHed exports scanned together through trace_events' hidden `schema`
-// column keep their processes and correlation ids apart, are aligned on the first report's session start and name
-// their processes by report.
+// column keep their processes and correlation ids apart, share one clock whose time 0 is the earliest session start
+// among them, and name their processes by report.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,14 +13,17 @@ namespace {
 
 class MultiReport : public ::testing::Test {
  protected:
+  // How much later than rank0's (main's) session rank1's started.
+  virtual int64_t rank1_starts_later_by() const { return 5000000000; }
   void SetUp() override {
     for (const char* name : {"rank0", "rank1"}) {
       testdb::Db make(dir + "/" + name + ".sqlite", false, true);
       make.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
     }
-    {  // rank1's session started 5 s after rank0's: the same events happened 5 s later.
+    {  // The same events, recorded by a session that started at another time.
       testdb::Db edit(dir + "/rank1.sqlite", false, true);
-      edit.exec("update TARGET_INFO_SESSION_START_TIME set utcEpochNs = utcEpochNs + 5000000000");
+      edit.exec("update TARGET_INFO_SESSION_START_TIME set utcEpochNs = utcEpochNs + " +
+                std::to_string(rank1_starts_later_by()));
     }
     db = std::make_unique<testdb::Db>(dir + "/rank0.sqlite");
     db->exec("attach 'file:" + dir + "/rank1.sqlite?mode=ro' as rank1");
@@ -51,13 +56,16 @@ TEST_F(MultiReport, ReportsKeepTheirRowsProcessesAndClocksApart) {
   EXPECT_EQ(db->integer("select count(*) from trace_events where schema in ('main', 'rank1')"), 2 * single);
   EXPECT_EQ(db->integer("select count(*) from trace_events where schema = 'rank1'"), single);
   // Same events, rank1 on a clock 5 s later, pids shifted by 2^25, names say the report.
-  EXPECT_EQ(db->integer("select (select min(ts) from trace_events where schema = 'rank1') - "
-                        "(select min(ts) from trace_events where schema in ('main', 'rank1'))"),
+  EXPECT_EQ(db->integer("select max(ts) - min(ts) from (select min(ts) as ts from trace_events "
+                        "where schema in ('main', 'rank1') group by schema)"),
             5000000000);
-  // Shown on main's clock whatever reports the query names.
-  EXPECT_EQ(db->integer("select (select min(ts) from trace_events where schema = 'rank1') - "
-                        "(select min(ts) from trace_events)"),
-            5000000000);
+  EXPECT_EQ(db->integer("select min(ts) from trace_events where schema in ('main', 'rank1')"),
+            db->integer("select min(ts) from trace_events"));  // main started first: time 0 is its start
+  // A report's times are the same whichever reports a query reads: the connection's clock.
+  EXPECT_EQ(db->integer("select min(ts) from trace_events where schema = 'rank1'"),
+            db->integer("select min(ts) from trace_events") + 5000000000);
+  EXPECT_EQ(db->integer("select min(ts) from trace_events where schema = 'rank1'"),
+            db->integer("select min(ts) from trace_events where schema in ('main', 'rank1') and pid >= 33554432"));
   EXPECT_EQ(db->rows("select distinct pid, process_name from trace_events where schema in ('main', 'rank1') "
                      "and kind = 'cuda_api' order by pid"),
             (std::vector<std::vector<std::string>>{{"4101", "[main] python3"},
@@ -122,5 +130,102 @@ TEST_F(MultiReport, ReattachingAnotherFileUnderTheSameNameReadsTheNewFile) {
   // The NVTX projection is the new file's too.
   EXPECT_EQ(db->integer("select count(*) from nvtx_kernel_ranges where schema = 'rank1'"), rank2_ranges);
   EXPECT_NE(rank2_ranges, testdb::Db(dir + "/rank1.sqlite").integer("select count(*) from nvtx_kernel_ranges"));
+}
+}  // namespace
+
+namespace {
+// rank1 is listed after main but its session started 5 s before main's: the trace's time 0 is rank1's start, main's
+// events are 5 s later, and nothing is drawn before 0 (aligned on main, rank1's events would be at -3 s and clamped
+// to 0, the whole report collapsed onto one instant).
+class MultiReportListedLaterStartedEarlier : public MultiReport {
+ protected:
+  int64_t rank1_starts_later_by() const override { return -5000000000; }
+};
+
+std::vector<int64_t> sorted(std::vector<int64_t> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST_F(MultiReportListedLaterStartedEarlier, TheEarliestSessionStartIsTimeZero) {
+  // rank1 started first: its own times, alone or merged; main's are 5 s later in every query.
+  int64_t first = db->integer("select min(ts) from trace_events where schema = 'rank1'");
+  ASSERT_GT(first, 0);
+  EXPECT_EQ(db->integer("select min(ts) from trace_events"), first + 5000000000);
+  const char* both = " from trace_events where schema in ('main', 'rank1')";
+  EXPECT_EQ(db->integer(std::string("select min(ts)") + both + " and pid < 33554432"), first + 5000000000);
+  EXPECT_EQ(db->integer(std::string("select min(ts)") + both + " and pid >= 33554432"), first);
+
+  auto trace = testtrace::check_trace(db->text(std::string("select chrome_trace(*)") + both));
+  for (const auto& p : trace.problems) ADD_FAILURE() << p;
+  const testjson::Value* other = trace.root.get("otherData");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->get("events_clamped_to_zero"), nullptr) << other->str("events_clamped_to_zero");
+  // Each row is drawn at its trace_events ts.
+  std::vector<int64_t> drawn;
+  for (const auto& s : trace.slices) drawn.push_back(s.ts_ns);
+  std::vector<int64_t> rows;
+  for (const auto& r : db->rows(std::string("select ts") + both)) rows.push_back(std::stoll(r[0]));
+  EXPECT_EQ(sorted(drawn), sorted(rows));
+  // Each report's offset from the trace's time 0 stays in the metadata.
+  const testjson::Value* reports = other->get("reports");
+  ASSERT_NE(reports, nullptr);
+  ASSERT_EQ(reports->items.size(), 2u);
+  EXPECT_EQ(reports->items[0].str("schema"), "main");
+  EXPECT_EQ(reports->items[0].str("clock_offset_ns"), "5000000000");
+  EXPECT_EQ(reports->items[1].str("clock_offset_ns"), "0");
+  EXPECT_EQ(reports->items[1].get("clock_not_aligned"), nullptr);
+}
+
+TEST_F(MultiReportListedLaterStartedEarlier, APushedDownWindowSelectsByTheMergedTimes) {
+  int64_t first = db->integer("select min(ts) from trace_events where schema = 'rank1'");
+  std::string window = " from trace_events where schema in ('main', 'rank1') and ts < " +
+                       std::to_string(first + 5000000000);
+  EXPECT_EQ(db->integer("select count(*)" + window),
+            db->integer("select count(*) from trace_events where schema = 'rank1'"));
+  EXPECT_EQ(db->integer("select count(distinct schema)" + window), 1);
+  EXPECT_EQ(db->text("select distinct schema" + window), "rank1");
+}
+
+// A report without a session start (exports before 2021 have no TARGET_INFO_SESSION_START_TIME) cannot be placed
+// beside reports that have one: a clear error naming it, not a guess.
+TEST_F(MultiReportListedLaterStartedEarlier, AReportWithoutASessionStartAmongOthersIsAnErrorNamingIt) {
+  {
+    testdb::Db make(dir + "/nostart.sqlite", false, true);
+    make.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+    make.exec("drop table TARGET_INFO_SESSION_START_TIME");
+  }
+  db->exec("attach 'file:" + dir + "/nostart.sqlite?mode=ro' as nostart");
+  for (const char* sql : {"select count(*) from trace_events where schema in ('main', 'nostart')",
+                          "select chrome_trace(*) from trace_events where schema in ('nostart', 'rank1')"}) {
+    std::string error = db->error_of(sql);
+    EXPECT_NE(error.find("report 'nostart' (" + dir + "/nostart.sqlite) has no session start"), std::string::npos)
+        << sql << ": " << error;
+  }
+  // Alone, it is drawn on its own clock: its recorded times (those of rank1, the same profile, whose start is time 0).
+  EXPECT_EQ(db->integer("select min(ts) from trace_events where schema = 'nostart'"),
+            db->integer("select min(ts) from trace_events where schema = 'rank1'"));
+}
+
+TEST_F(MultiReportListedLaterStartedEarlier, ReportsThatAllLackASessionStartKeepTheirOwnTimes) {
+  for (const char* name : {"nostart1", "nostart2"}) {
+    {
+      testdb::Db make(dir + "/" + name + ".sqlite", false, true);
+      make.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+      make.exec("delete from TARGET_INFO_SESSION_START_TIME");
+    }
+    db->exec("attach 'file:" + dir + "/" + name + ".sqlite?mode=ro' as " + name);
+  }
+  const char* both = " from trace_events where schema in ('nostart1', 'nostart2')";
+  EXPECT_EQ(db->integer(std::string("select max(ts) - min(ts) from (select min(ts) as ts") + both + " group by schema)"),
+            0);
+  auto trace = testtrace::check_trace(db->text(std::string("select chrome_trace(*)") + both));
+  const testjson::Value* reports = trace.root.get("otherData")->get("reports");
+  ASSERT_NE(reports, nullptr);
+  ASSERT_EQ(reports->items.size(), 2u);
+  for (const auto& r : reports->items) {
+    EXPECT_EQ(r.str("clock_offset_ns"), "0");
+    EXPECT_NE(r.get("clock_not_aligned"), nullptr);
+  }
 }
 }  // namespace

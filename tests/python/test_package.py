@@ -123,6 +123,28 @@ merged = os.path.join(tmp, "job.pftrace")
 r = run(profile, rank1, "-o", merged)
 check("several reports merge into one trace", r.returncode == 0 and
       f"events: {2 * sum(every.values())} (" in r.stdout, r.stdout + r.stderr)
+# A report given later whose session started earlier: the trace's time 0 is its start, nothing is clamped to 0.
+early = os.path.join(tmp, "early.sqlite")
+with open(os.path.join(src, "examples", "example_profile.sql")) as f:
+    e = sqlite3.connect(early)
+    e.executescript(f.read())
+    e.execute("update TARGET_INFO_SESSION_START_TIME set utcEpochNs = utcEpochNs - 5000000000")
+    e.commit()
+    e.close()
+j = os.path.join(tmp, "job.json")
+r = run(profile, early, "-o", j)
+other = json_trace(j)["otherData"] if r.returncode == 0 else {}
+check("a report given later that started earlier: time 0 is its start, nothing clamped",
+      r.returncode == 0 and "events_clamped_to_zero" not in other and
+      [x["clock_offset_ns"] for x in other["reports"]] == [5000000000, 0], r.stderr + str(other.get("reports")))
+no_start = os.path.join(tmp, "no_start.sqlite")
+with open(os.path.join(src, "examples", "example_profile.sql")) as f:
+    e = sqlite3.connect(no_start)
+    e.executescript(f.read() + ";drop table TARGET_INFO_SESSION_START_TIME;")
+    e.close()
+r = run(profile, no_start, "-o", j)
+check("a report without a session start among reports that have one: an error naming it",
+      r.returncode == 1 and f"report 'rank1' ({no_start}) has no session start" in r.stderr, r.stderr)
 
 # Mistakes: clear messages, exit 2, nothing written over.
 r = run(profile, "-o", profile)

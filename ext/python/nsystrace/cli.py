@@ -33,7 +33,8 @@ examples:
   nsystrace prof.sqlite                         writes prof.pftrace beside it (Perfetto's own format)
   nsystrace prof.sqlite -o prof.json.gz         Chrome JSON, gzipped (the format follows the extension)
   nsystrace prof.sqlite --kinds kernel,nvtx     only these kinds of events
-  nsystrace prof.sqlite --start 2s --end 2.5s   a time window, from the session's start (ns, or us/ms/s)
+  nsystrace prof.sqlite --start 2s --end 2.5s   a time window, from the session's start (ns, or us/ms/s; with
+                                                several reports, from the earliest session start)
   nsystrace prof.sqlite --gpu 0 --pid 4101      GPU 0's work and process 4101's CPU events
   nsystrace prof.sqlite --nvtx-prefix step      NVTX ranges whose name starts with "step" (other events stay)
   nsystrace rank*.sqlite -o job.pftrace         several reports (ranks, nodes) on one timeline
@@ -162,6 +163,55 @@ def color_scheme(text):
         raise Failure(f"--nvtx-color-scheme: bad regular expression: {e}")
 
 
+class ChromeTrackIds:
+    """Chrome tids for trace_events rows, from the layout the scan gave them: a row's track is its process (pid)
+    and track (thread_name; a thread's own tid and its process, global_pid, set apart tracks of the same name, but
+    for a GPU's one `CUDA sync` track, which holds the syncs of every stream and process), and its lane of that
+    track. The row's own tid is a stream id (up to 2^32 - 1) or an OS tid, not a Chrome track id (below 2^31), and
+    lanes are what keep partially overlapping slices apart, so both are mapped here as the extension's own writer
+    maps them: a track keeps its tid when it is below 2^24 and free in its process, else takes one counted down
+    from 2^24 - 1; lane k is (k << 24) | that, named "<track> [lane k]"; lanes past 126 get ids of their own."""
+
+    def __init__(self):
+        self.bases = {}     # track -> its base tid
+        self.taken = set()  # (pid, base tid)
+        self.next_free = {}  # pid -> next id to count down from
+        self.overflow = {}  # (track, lane) -> tid, for lanes past 126
+        self.next_overflow = {}  # pid -> count of those
+
+    def _base(self, track, pid, tid):
+        base = self.bases.get(track)
+        if base is None:
+            if tid is not None and 0 <= tid < 1 << 24 and (pid, tid) not in self.taken:
+                base = tid
+            else:
+                base = self.next_free.get(pid, (1 << 24) - 1)
+                while (pid, base) in self.taken:
+                    base -= 1
+                self.next_free[pid] = base - 1
+            self.taken.add((pid, base))
+            self.bases[track] = base
+        return base
+
+    def tid(self, kind, pid, tid, global_pid, thread_name, lane):
+        own = None if kind == "sync" else (tid, global_pid)
+        track = (pid, thread_name, own)
+        base = self._base(track, pid, None if kind == "sync" else tid)
+        if lane == 0:
+            return base
+        if lane < 127:
+            return (lane << 24) | base
+        if (track, lane) not in self.overflow:
+            n = self.next_overflow.get(pid, 0)
+            self.next_overflow[pid] = n + 1
+            self.overflow[(track, lane)] = (127 << 24) | n
+        return self.overflow[(track, lane)]
+
+
+def lane_name(thread_name, lane):
+    return thread_name if lane == 0 else f"{thread_name} [lane {lane}]"
+
+
 def export_reports(paths, scratch):
     """.nsys-rep reports exported to SQLite (in scratch) with nsys; .sqlite files as they are."""
     out = []
@@ -236,10 +286,10 @@ class Connection:
     def rows(self, sql):
         return self.query(sql)[1]
 
-    def create_function(self, name, n, fn):
+    def create_function(self, name, n, fn, deterministic=True):
         if self.conn is None:
             raise Failure("--nvtx-color-scheme needs a Python that can load SQLite extensions")
-        self.conn.create_function(name, n, fn, deterministic=True)
+        self.conn.create_function(name, n, fn, deterministic=deterministic)
 
 
 def options(**given):
@@ -269,8 +319,13 @@ def write_trace(args):
             rules = color_scheme(args.nvtx_color_scheme)
             db.create_function("nsystrace_cli_color", 2, lambda kind, name: next(
                 (c for r, c in rules if kind in ("nvtx", "nvtx_kernel") and name and r.search(name)), None))
-            text = db.rows("select chrome_trace(kind, name, ts, dur, pid, tid, process_name, thread_name, args, "
-                           "correlation_id, global_tid, nsystrace_cli_color(kind, name)) from trace_events" + where)[0][0]
+            # The explicit form writes rows as given: the rows' tracks and lanes become Chrome tids here.
+            db.create_function("nsystrace_cli_tid", 6, ChromeTrackIds().tid, deterministic=False)
+            db.create_function("nsystrace_cli_lane_name", 2, lane_name)
+            text = db.rows("select chrome_trace(kind, name, ts, dur, pid, "
+                           "nsystrace_cli_tid(kind, pid, tid, global_pid, thread_name, lane), process_name, "
+                           "nsystrace_cli_lane_name(thread_name, lane), args, correlation_id, global_tid, "
+                           "coalesce(nsystrace_cli_color(kind, name), cname)) from trace_events" + where)[0][0]
             opener = gzip.open if out.lower().endswith(".gz") else open
             with opener(out, "wt", encoding="utf-8") as f:
                 f.write(text)
@@ -372,8 +427,8 @@ def main(argv=None):
     except (Failure, nsystrace.ExtensionLoadingUnsupported) as e:
         print(f"nsystrace: {e}", file=sys.stderr)
         return 2
-    except sqlite3.Error as e:
-        print(f"nsystrace: {e}", file=sys.stderr)
+    except sqlite3.Error as e:  # the extension's messages say "nsystrace: " already
+        print(str(e) if str(e).startswith("nsystrace: ") else f"nsystrace: {e}", file=sys.stderr)
         return 1
     except subprocess.CalledProcessError as e:
         print(f"nsystrace: {' '.join(e.cmd)} failed (exit {e.returncode})", file=sys.stderr)

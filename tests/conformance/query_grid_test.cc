@@ -1,0 +1,62 @@
+// The generated grid of query shapes (testdiff::check_query_grid) on every real export in ../shared/fixtures/real:
+// each export runs every `kExportsPerShape`-th shape, starting at its own place in the list, so that together the
+// exports run every shape of the grid (each on several exports) within the suite's time. Skipped, visibly, without
+// ../shared.
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "tests/support/differential.h"
+#include "tests/support/test_db.h"
+
+namespace {
+
+constexpr size_t kExportsPerShape = 4;
+
+std::vector<std::string> real_exports() {
+  std::vector<std::string> out;
+  std::string dir = testdb::shared_fixtures_dir();
+  if (dir.empty()) return out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 7 && name.substr(name.size() - 7) == ".sqlite") out.push_back(name);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(RealExportQueryGrid, ExportsAreThere) {
+  if (testdb::shared_fixtures_dir().empty())
+    GTEST_SKIP() << "../shared/fixtures/real not found: the query grid over real exports NOT run "
+                    "(set NSYSTRACE_SHARED_FIXTURES to its path)";
+  EXPECT_FALSE(real_exports().empty());
+}
+
+class RealExportQueryGrid : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealExportQueryGrid, EveryShapeGivesSqlitesAnswer) {
+  auto all = real_exports();
+  size_t phase = static_cast<size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin()) % kExportsPerShape;
+  testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
+  testdiff::Report r = testdiff::check_query_grid(db, 3, kExportsPerShape, phase);
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  EXPECT_GT(r.queries, 50);
+  std::printf("%s: %d query shapes compared\n", GetParam().c_str(), r.queries);
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedFixtures, RealExportQueryGrid, ::testing::ValuesIn(real_exports()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = info.param.substr(0, info.param.size() - 7);
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealExportQueryGrid);
+
+}  // namespace
