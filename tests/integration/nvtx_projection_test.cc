@@ -181,14 +181,19 @@ TEST(ProjectionMerge, ParentsPointAtTheRowsOfTheirOwnReport) {
 
 // A GPU operation stored with its end before its start ([1500, 1490]) is drawn as an instant at its start (the
 // kernel row: dur 0, args.invalid_end); a range holding only it spans [1500, 1500]: a duration is never negative.
+// Work at the very ends of the int64 clock projects exactly.
 TEST(ProjectionExtremes, AnOperationEndingBeforeItStartsProjectsToAnInstant) {
   testdb::Db db;
   db.exec_file(testdb::source_dir() + "/tests/fixtures/projection_extremes.sql");
-  db.exec("delete from NVTX_EVENTS where text = 'whole clock'");
-  EXPECT_EQ(db.rows("select gpu_start, gpu_end, gpu_span, gpu_op_time, gpu_busy_time, gpu_ops from nvtx_kernel_ranges"),
-            (Rows{{"1500", "1500", "0", "0", "0", "1"}}));
-  EXPECT_EQ(db.rows("select name, ts, dur from trace_events where kind = 'nvtx_kernel' and derived = 1"),
-            (Rows{{"backwards op", "1500", "0"}}));
+  EXPECT_EQ(db.rows("select rowid, gpu_start, gpu_end, gpu_span, gpu_op_time, gpu_busy_time, gpu_ops "
+                    "from nvtx_kernel_ranges order by rowid"),
+            (Rows{{"1", "1500", "1500", "0", "0", "0", "1"},
+                  {"2", "-9223372036854775808", "-9223372036854775000", "808", "808", "808", "1"},
+                  {"3", "9223372036854775000", "9223372036854775807", "807", "807", "807", "1"}}));
+  EXPECT_EQ(db.rows("select name, ts, dur from trace_events where kind = 'nvtx_kernel' and derived = 1 order by ts"),
+            (Rows{{"clock start", "-9223372036854775808", "808"},
+                  {"backwards op", "1500", "0"},
+                  {"clock end", "9223372036854775000", "807"}}));
   EXPECT_EQ(db.rows("select ts, dur, json_extract(args, '$.invalid_end') from trace_events where kind = 'kernel' "
                     "and ts = 1500"),
             (Rows{{"1500", "0", "1490"}}));
@@ -196,17 +201,29 @@ TEST(ProjectionExtremes, AnOperationEndingBeforeItStartsProjectsToAnInstant) {
   for (const auto& p : t.problems) ADD_FAILURE() << p;
 }
 
-// GPU time beyond int64 nanoseconds (work at both ends of the clock) is an error naming the range, never a value
-// wrapped around or clipped (and never undefined behaviour: the sanitizer build aborts on signed overflow).
+// GPU time beyond int64 nanoseconds is an error naming the range, never a value wrapped around or clipped (and never
+// undefined behaviour: the sanitizer build aborts on signed overflow). Before: gpu_span -1.
 TEST(ProjectionExtremes, GpuTimeBeyondInt64IsAnErrorNamingTheRange) {
   testdb::Db db;
   db.exec_file(testdb::source_dir() + "/tests/fixtures/projection_extremes.sql");
-  for (const char* query : {"select gpu_span from nvtx_kernel_ranges",
-                            "select sum(gpu_op_time) from nvtx_kernel_ranges",
-                            "select sum(dur) from trace_events where kind = 'nvtx_kernel' and derived = 1"}) {
-    std::string error = db.error_of(query);
-    EXPECT_NE(error.find("beyond 64-bit nanoseconds"), std::string::npos) << query << ": " << error;
-    EXPECT_NE(error.find("NVTX_EVENTS rowid 2"), std::string::npos) << query << ": " << error;
-  }
+  auto expect_error = [&](const std::string& what) {
+    for (const char* query : {"select gpu_span from nvtx_kernel_ranges",
+                              "select sum(gpu_op_time) from nvtx_kernel_ranges",
+                              "select sum(dur) from trace_events where kind = 'nvtx_kernel' and derived = 1"}) {
+      std::string error = db.error_of(query);
+      EXPECT_NE(error.find("the " + what + " of the NVTX range at NVTX_EVENTS rowid 4 "), std::string::npos)
+          << query << ": " << error;
+      EXPECT_NE(error.find("is beyond 64-bit nanoseconds"), std::string::npos) << query << ": " << error;
+    }
+  };
+  // Rowid 4, 'whole clock', holds both calls on 'edge': its work spans 2^64 - 1 ns.
+  db.exec("insert into NVTX_EVENTS values (-9223372036854775808, 9223372036854775807, 59, 'whole clock', "
+          "281476654432357, null, null, 0)");
+  expect_error("GPU span");
+  // And a call of its own launched a kernel lasting the whole clock: its operation time is beyond int64 too.
+  db.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME values (0, 10, 0, 281476654432357, 4, 3, 0);"
+          "insert into CUPTI_ACTIVITY_KIND_KERNEL values (-9223372036854775808, 9223372036854775807, 1, 1, 7, 4, "
+          "281476654432256, 4, 4)");
+  expect_error("GPU operation time");
 }
 }  // namespace
