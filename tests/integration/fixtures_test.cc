@@ -501,3 +501,33 @@ TEST_F(Fixture, CudaApiSumStripsTheVersionSuffixAsNvidiaDoes) {
                        {"cudaStreamIsCapturing_v10000", "1", "1"}}));
 }
 }  // namespace
+
+namespace {
+// On the real exports (when ../shared is present): every sync row is drawn on the GPU its context's kernels and
+// copies ran on. nsys 2026.2 writes deviceId 0 on the sync rows of the context on GPU 1 (122 and 188 rows in the two
+// H100 exports were drawn on GPU 0).
+TEST(RealExportsSync, SyncRowsLandOnTheDeviceOfTheirContext) {
+  std::string dir = testdb::shared_fixtures_dir();
+  if (dir.empty()) GTEST_SKIP() << "../shared/fixtures/real absent";
+  int checked = 0;
+  for (const char* name : {"nsysai_h100_2gpu_fastvideo_1s_slice.sqlite", "nsysai_h100_2gpu_mfu_before_slice.sqlite",
+                           "rtx8000_2020_cudf_nvtx_domains_osrt.sqlite", "t4_vectoradd_streams_osrt_2022_4.sqlite"}) {
+    std::ifstream exists(dir + "/" + name);
+    if (!exists) continue;
+    testdb::Db db(dir + "/" + name);
+    EXPECT_EQ(db.integer("with k as (select distinct global_pid, device_id, json_extract(args, '$.context_id') as ctx "
+                         "from trace_events where kind in ('kernel', 'memcpy', 'memset')), "
+                         "s as (select global_pid, device_id, json_extract(args, '$.context_id') as ctx "
+                         "from trace_events where kind = 'sync') "
+                         "select count(*) from s join k using (global_pid, ctx) where s.device_id != k.device_id"),
+              0)
+        << name;
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "none of the exports with sync rows is present";
+  if (std::ifstream(dir + "/nsysai_h100_2gpu_mfu_before_slice.sqlite"))
+    EXPECT_EQ(testdb::Db(dir + "/nsysai_h100_2gpu_mfu_before_slice.sqlite")
+                  .integer("select count(*) from trace_events where kind = 'sync' and device_id = 1"),
+              188);
+}
+}  // namespace
