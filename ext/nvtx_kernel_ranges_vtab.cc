@@ -39,6 +39,9 @@ struct Cursor {
   std::string scratch;
   const Report& current() const { return reports[report]; }
   const ProjectedRange& row() const { return current().projection->ranges()[index]; }
+  // The rowid of the current report's row for an NVTX_EVENTS rowid: report r > 0 of a multi-report query adds
+  // r << 56, as in trace_events.
+  int64_t rowid_of(int64_t nvtx_rowid) const { return (static_cast<int64_t>(report) << 56) | nvtx_rowid; }
   void skip_empty() {
     while (report < reports.size() && index >= reports[report].projection->ranges().size()) {
       ++report;
@@ -132,7 +135,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kName: result_text(ctx, c->reports[c->report].names->name(r.nvtx_rowid)); break;
       case kDomain:
         if (r.domain_id != 0)
-          if (const std::string* d = c->current().catalog->nvtx_domain(r.domain_id)) result_text(ctx, *d);
+          if (const std::string* d = c->current().catalog->nvtx_domain(r.global_tid, r.domain_id)) result_text(ctx, *d);
         break;
       case kStart: sqlite3_result_int64(ctx, r.start); break;
       case kEnd: sqlite3_result_int64(ctx, r.end); break;
@@ -146,7 +149,9 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kTid: sqlite3_result_int64(ctx, os_tid_of(r.global_tid)); break;
       case kGlobalTid: sqlite3_result_int64(ctx, r.global_tid); break;
       case kDepth: sqlite3_result_int64(ctx, r.depth); break;
-      case kParent: if (r.parent_rowid >= 0) sqlite3_result_int64(ctx, r.parent_rowid); break;
+      case kParent:  // the enclosing range's row of the same report: its rowid, shifted as x_rowid shifts them
+        if (r.parent_rowid >= 0) sqlite3_result_int64(ctx, c->rowid_of(r.parent_rowid));
+        break;
       case kDevices: {
         c->scratch.clear();
         for (uint32_t i = 0; i < r.device_count; ++i)
@@ -157,7 +162,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kRangeType: sqlite3_result_text(ctx, r.start_end ? "start/end" : "push/pop", -1, SQLITE_STATIC); break;
       case kUnclosed: sqlite3_result_int(ctx, r.unclosed ? 1 : 0); break;
       case kGraphs: sqlite3_result_int64(ctx, r.graphs); break;
-      case kGpuSpan: sqlite3_result_int64(ctx, r.gpu_end - r.gpu_start); break;
+      case kGpuSpan: sqlite3_result_int64(ctx, r.gpu_span()); break;
       case kGpuOpTime: sqlite3_result_int64(ctx, r.gpu_op_time); break;
       case kGpuBusyTime: sqlite3_result_int64(ctx, r.gpu_busy_time); break;
       case kSchemaColumn: result_text(ctx, c->current().schema); break;
@@ -170,7 +175,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
 // The range's rowid in NVTX_EVENTS (for report r > 0 of a multi-report query: + r << 56, as in trace_events).
 int x_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
   auto* c = reinterpret_cast<Cursor*>(base);
-  *rowid = (static_cast<int64_t>(c->report) << 56) | c->row().nvtx_rowid;
+  *rowid = c->rowid_of(c->row().nvtx_rowid);
   return SQLITE_OK;
 }
 

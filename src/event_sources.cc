@@ -643,6 +643,9 @@ class GraphSource final : public GpuSource {
   std::string name_scratch_;
 };
 
+// Synchronization records, on their context's GPU: nsys 2026 writes deviceId 0 on the rows of contexts on other
+// GPUs, so a row's device is its context's (ProfileCatalog::context_device), the stored one kept in args when it
+// differs. A pid constraint is therefore checked here, on the device the row is placed on, not pushed into SQL.
 class SyncSource final : public GpuSource {
  public:
   SyncSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
@@ -651,7 +654,12 @@ class SyncSource final : public GpuSource {
     sync_type_ = b_.column("syncType");
     event_id_ = b_.column("eventId");
     event_.kind = Kind::sync;
-    prepare(t, b_.select_list(), f, gpu_shape());
+    ScanFilter by_context = f;
+    if (f.pid) {
+      gpu_pid_wanted_ = pid_in_report(*f.pid, r.index).value_or(-1);
+      by_context.pid.reset();
+    }
+    prepare(t, b_.select_list(), by_context, gpu_shape());
   }
   Kind kind() const override { return Kind::sync; }
   std::string name_condition(const NameMatch& m, Binds&) const override {
@@ -671,6 +679,10 @@ class SyncSource final : public GpuSource {
   }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_sync);
+    recorded_device_ = event_.device_id;
+    if (auto context = stmt_.optional_int64(gpu_.context); context && event_.has_global_id)
+      event_.device_id = catalog_.context_device(db_, event_.global_id, *context, recorded_device_);
+    if (gpu_pid_wanted_ && gpu_pid(event_.device_id) != *gpu_pid_wanted_) return false;
     int64_t type = stmt_.int64(sync_type_);
     std::string_view label = label_or(catalog_.sync_type_label(type), builtin_sync_type(type));
     if (label.empty()) {
@@ -685,12 +697,15 @@ class SyncSource final : public GpuSource {
     // 0xFFFFFFFF marks "no event" / "no stream" in CUPTI records.
     if (auto event = stmt_.optional_int64(event_id_); event && *event != 0xFFFFFFFF) o.integer("event_id", *event);
     common_args(o, gpu_);
+    if (event_.device_id != recorded_device_) o.integer("recorded_device_id", recorded_device_);
   }
 
  private:
   SelectBuilder b_;
   GpuColumns gpu_;
   int sync_type_, event_id_;
+  std::optional<int64_t> gpu_pid_wanted_;  // a pid constraint: the rows placed on that GPU
+  int64_t recorded_device_ = 0;            // the row's own deviceId
   std::string name_scratch_;
 };
 
@@ -828,7 +843,8 @@ class NvtxSource final : public EventSource {
     auto color = stmt_.optional_int64(color_);
     event_.cname = color ? nearest_chrome_color(static_cast<uint32_t>(*color)) : nullptr;
     event_.placement = type == 60 || type == 71 ? Placement::cpu_async : Placement::cpu_thread;
-    if (event_.placement == Placement::cpu_thread && is_nccl_domain(stmt_.int64(domain_)))  // NULL: the default, 0
+    if (event_.placement == Placement::cpu_thread &&
+        is_nccl_domain(stmt_.int64(global_tid_), stmt_.int64(domain_)))  // NULL: the default domain, 0
       event_.placement = Placement::cpu_nccl;  // NCCL's own ranges read better on a lane of their own
     if (!event_.instant && end_was_null_) {
       // A range never closed extends to the end of the profile.
@@ -840,13 +856,13 @@ class NvtxSource final : public EventSource {
     return true;
   }
   void write_args(ArgsSink& o) const override {
-    int64_t domain = stmt_.int64(domain_);
+    int64_t domain = stmt_.int64(domain_), thread = stmt_.int64(global_tid_);  // domains are numbered per process
     if (domain != 0) {
-      if (const std::string* name = catalog_.nvtx_domain(domain)) o.string("domain", *name);
+      if (const std::string* name = catalog_.nvtx_domain(thread, domain)) o.string("domain", *name);
       o.integer("domain_id", domain);
     }
     if (int64_t cat = stmt_.int64(category_); cat != 0) {  // NULL or 0: no category
-      if (const std::string* name = catalog_.nvtx_category(domain, cat)) o.string("category", *name);
+      if (const std::string* name = catalog_.nvtx_category(thread, domain, cat)) o.string("category", *name);
       o.integer("category_id", cat);
     }
     if (auto color = stmt_.optional_int64(color_)) {
@@ -873,22 +889,28 @@ class NvtxSource final : public EventSource {
     optional_int(o, "range_id", range_id_);
     auto ended_on = stmt_.optional_int64(end_global_tid_), started_on = stmt_.optional_int64(global_tid_);
     if (ended_on && started_on && *ended_on != *started_on) o.integer("end_tid", os_tid_of(*ended_on));
-    if (!event_.instant && end_was_null_) o.boolean("unclosed", true);
+    if (!event_.instant && end_was_null_) {
+      o.boolean("unclosed", true);
+      // Where NVIDIA's nvtx_sum ends it (trace_events draws it to the end of the profile), on the timeline's clock.
+      if (std::optional<int64_t> last = catalog_.last_nvtx_timestamp(db_))
+        o.integer("last_nvtx_ts", saturating_add(*last, report_.clock_offset));
+    }
   }
 
  private:
-  bool is_nccl_domain(int64_t domain) {
-    auto it = nccl_domains_.find(domain);
+  bool is_nccl_domain(int64_t global_tid, int64_t domain) {
+    std::pair<int64_t, int64_t> key{global_pid_of(global_tid), domain};
+    auto it = nccl_domains_.find(key);
     if (it == nccl_domains_.end()) {
-      const std::string* name = catalog_.nvtx_domain(domain);
-      it = nccl_domains_.emplace(domain, name != nullptr && *name == "NCCL").first;
+      const std::string* name = catalog_.nvtx_domain(global_tid, domain);
+      it = nccl_domains_.emplace(key, name != nullptr && *name == "NCCL").first;
     }
     return it->second;
   }
   SelectBuilder b_;
   int type_, text_, text_id_, global_tid_, end_global_tid_, domain_, category_, color_, range_id_, payload_[6],
       json_text_, json_text_id_;
-  std::map<int64_t, bool> nccl_domains_;
+  std::map<std::pair<int64_t, int64_t>, bool> nccl_domains_;  // (globalPid, domainId) -> named NCCL
   std::string name_scratch_;
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include <fmt/format.h>
+
 #include "src/progress.h"
 #include "src/statement.h"
 
@@ -69,6 +71,26 @@ class ThreadRanges {
 };
 
 enum OpKind : int { kKernelOp = 0, kMemcpyOp = 1, kMemsetOp = 2, kGraphOp = 3 };
+
+[[noreturn]] void beyond_int64(const ProjectedRange& r, const char* what, int64_t from, int64_t to) {
+  throw Error(fmt::format("nsystrace: NVTX projection: the {} of the NVTX range at NVTX_EVENTS rowid {} (GPU work "
+                          "from {} to {} ns) is beyond 64-bit nanoseconds: the export's GPU timestamps are corrupt",
+                          what, r.nvtx_rowid, from, to));
+}
+
+// a + b, or an Error naming the range when it does not fit.
+int64_t checked_add(const ProjectedRange& r, const char* what, int64_t a, int64_t b) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) beyond_int64(r, what, r.gpu_start, r.gpu_end);
+  return sum;
+}
+
+// to - from (to >= from), or an Error naming the range when it does not fit.
+int64_t checked_span(const ProjectedRange& r, const char* what, int64_t from, int64_t to) {
+  int64_t span;
+  if (__builtin_sub_overflow(to, from, &span)) beyond_int64(r, what, from, to);
+  return span;
+}
 
 struct Op {
   int64_t start, end, device;
@@ -204,7 +226,8 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     }
     group.clear();  // every operation of this (correlationId, process): several for a graph launched per node
     while (have_op && std::make_pair(ops.int64(0), ops.int64(1)) == call_key) {
-      group.push_back(Op{ops.int64(2), ops.int64(3), ops.int64(4), static_cast<int>(ops.int64(5))});
+      int64_t op_start = ops.int64(2), op_end = std::max(op_start, ops.int64(3));  // end before start: an instant
+      group.push_back(Op{op_start, op_end, ops.int64(4), static_cast<int>(ops.int64(5))});
       have_op = ops.step();
     }
     // The ranges holding any call of this (correlationId, process), each once: some exports record two API rows
@@ -231,7 +254,8 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       for (const Op& op : group) {
         r.gpu_start = std::min(r.gpu_start, op.start);
         r.gpu_end = std::max(r.gpu_end, op.end);
-        r.gpu_op_time += std::max<int64_t>(0, op.end - op.start);
+        r.gpu_op_time = checked_add(r, "GPU operation time", r.gpu_op_time, checked_span(r, "GPU operation time",
+                                                                                          op.start, op.end));
         if (op.end > op.start) attributions.push_back(Attribution{index, op.start, op.end});
         r.kernels += op.kind == kKernelOp;
         r.memcpys += op.kind == kMemcpyOp;
@@ -265,12 +289,12 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     int64_t from = attributions[i].start, to = attributions[i].end;
     for (++i; i < attributions.size() && attributions[i].range == range; ++i) {
       if (attributions[i].start > to) {
-        r.gpu_busy_time += to - from;
+        r.gpu_busy_time = checked_add(r, "GPU busy time", r.gpu_busy_time, checked_span(r, "GPU busy time", from, to));
         from = attributions[i].start;
       }
       to = std::max(to, attributions[i].end);
     }
-    r.gpu_busy_time += to - from;
+    r.gpu_busy_time = checked_add(r, "GPU busy time", r.gpu_busy_time, checked_span(r, "GPU busy time", from, to));
   }
   attributions.truncate(0);
   // 5. The ranges that own work, in time order.
@@ -279,9 +303,13 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   for (size_t i = 0; i < all.size(); ++i) {
     ProjectedRange r = all[i];
     if (r.gpu_ops == 0) continue;
+    checked_span(r, "GPU span", r.gpu_start, r.gpu_end);  // so that gpu_span() never overflows
     size_t first = result->device_pool_.size();
-    for (uint32_t link = r.first_device; link != 0; link = pool[link - 1].next)
-      result->device_pool_.push_back(pool[link - 1].extent);
+    for (uint32_t link = r.first_device; link != 0; link = pool[link - 1].next) {
+      const DeviceExtent& d = pool[link - 1].extent;
+      checked_span(r, "GPU span on one device", d.gpu_start, d.gpu_end);
+      result->device_pool_.push_back(d);
+    }
     std::sort(result->device_pool_.begin() + static_cast<long>(first), result->device_pool_.end(),
               [](const DeviceExtent& a, const DeviceExtent& b) { return a.device < b.device; });
     r.first_device = static_cast<uint32_t>(first);

@@ -5,6 +5,10 @@
 //    call with the same correlationId in the same process;
 //  - an operation belongs to every range that contains its API call entirely (both ends inclusive) on the same
 //    thread; gpu_start/gpu_end = min start / max end of its operations; gpu_ops = distinct correlation ids.
+//    An operation stored with its end before its start counts as an instant at its start (trace_events draws it
+//    so): a projected range never ends before it starts.
+//  - time that does not fit in int64 nanoseconds (a span, a sum: only corrupt timestamps get there) is an Error
+//    naming the range, never a wrapped or clipped value.
 //  - beside NVIDIA's span, the sum of the operations' durations and the union of their intervals (the time the GPU
 //    was busy with them), computed from the (range, operation) pairs sorted once.
 //
@@ -26,10 +30,12 @@
 
 namespace nsystrace {
 
+// Every span below (gpu_end - gpu_start) fits in int64: compute() checks it, and fails on work beyond that.
 struct DeviceExtent {
   int64_t device = 0;
   int64_t gpu_start = 0, gpu_end = 0;
   int64_t ops = 0;  // distinct correlation ids with work on this device
+  int64_t gpu_span() const { return gpu_end - gpu_start; }
 };
 
 // Kept compact (about 100 bytes): the projection of a profile with millions of NVTX ranges stays in memory. The
@@ -47,6 +53,7 @@ struct ProjectedRange {
   int32_t depth = 0;
   uint32_t first_device = 0, device_count = 0;  // a slice of NvtxProjection::devices(), sorted by device
   bool unclosed = false, start_end = false;
+  int64_t gpu_span() const { return gpu_end - gpu_start; }  // NVIDIA's projected duration
 };
 
 class NvtxProjection {

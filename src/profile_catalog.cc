@@ -102,7 +102,7 @@ void ProfileCatalog::load_nvtx_definitions(sqlite3* db) {
   if (t == nullptr || !t->has("eventType")) return;
   SelectBuilder b(*t);
   int type = b.column("eventType"), text = b.column("text"), text_id = b.column("textId"),
-      domain = b.column("domainId"), category = b.column("category");
+      domain = b.column("domainId"), category = b.column("category"), global_tid = b.column("globalTid");
   // 75 = domain create (text = domain name), 33 = category definition (category = id, text = name).
   Statement s(db, "SELECT " + b.select_list() + " FROM " + schema_.qualified("NVTX_EVENTS") +
                       " WHERE eventType IN (33, 75)");
@@ -118,10 +118,12 @@ void ProfileCatalog::load_nvtx_definitions(sqlite3* db) {
       continue;
     }
     int64_t dom = s.is_null(domain) ? 0 : s.int64(domain);
+    // Numbered per process: another process may define the same domainId under another name.
+    int64_t process = global_pid_of(s.is_null(global_tid) ? 0 : s.int64(global_tid));
     if (s.int64(type) == 75)
-      nvtx_domains_[dom] = std::move(name);
+      nvtx_domains_[{process, dom}] = std::move(name);
     else if (!s.is_null(category))
-      nvtx_categories_[{dom, s.int64(category)}] = std::move(name);
+      nvtx_categories_[{process, dom, s.int64(category)}] = std::move(name);
   }
 }
 
@@ -246,14 +248,48 @@ std::string_view ProfileCatalog::nvtx_range_name(std::optional<std::string_view>
   return kUnnamedNvtxRange;
 }
 
-const std::string* ProfileCatalog::nvtx_domain(int64_t domain_id) const {
-  auto it = nvtx_domains_.find(domain_id);
+const std::string* ProfileCatalog::nvtx_domain(int64_t global_id, int64_t domain_id) const {
+  auto it = nvtx_domains_.find({global_pid_of(global_id), domain_id});
   return it == nvtx_domains_.end() ? nullptr : &it->second;
 }
 
-const std::string* ProfileCatalog::nvtx_category(int64_t domain_id, int64_t category) const {
-  auto it = nvtx_categories_.find({domain_id, category});
+const std::string* ProfileCatalog::nvtx_category(int64_t global_id, int64_t domain_id, int64_t category) const {
+  auto it = nvtx_categories_.find({global_pid_of(global_id), domain_id, category});
   return it == nvtx_categories_.end() ? nullptr : &it->second;
+}
+
+std::optional<int64_t> ProfileCatalog::last_nvtx_timestamp(sqlite3* db) const {
+  if (last_nvtx_timestamp_) return *last_nvtx_timestamp_;
+  std::optional<int64_t> last;
+  if (const TableInfo* t = schema_.table("NVTX_EVENTS"); t && t->has("start")) {
+    Statement s(db, std::string("SELECT max(start)") + (t->has("end") ? ", max(\"end\")" : ", NULL") + " FROM " +
+                        schema_.qualified("NVTX_EVENTS"));
+    if (s.step()) {
+      for (int col : {0, 1})
+        if (!s.is_null(col)) last = std::max(last.value_or(INT64_MIN), s.int64(col));
+    }
+  }
+  last_nvtx_timestamp_ = last;
+  return last;
+}
+
+int64_t ProfileCatalog::context_device(sqlite3* db, int64_t global_pid, int64_t context_id, int64_t recorded) const {
+  if (!context_devices_) {
+    std::map<std::pair<int64_t, int64_t>, int64_t> devices;
+    for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+      const TableInfo* t = schema_.table(table);
+      if (t == nullptr || !t->has("globalPid") || !t->has("contextId") || !t->has("deviceId")) continue;
+      Statement s(db, "SELECT DISTINCT globalPid, contextId, deviceId FROM " + schema_.qualified(table) +
+                          " WHERE globalPid IS NOT NULL AND contextId IS NOT NULL AND deviceId IS NOT NULL");
+      while (s.step()) {
+        auto [it, inserted] = devices.emplace(std::make_pair(global_pid_of(s.int64(0)), s.int64(1)), s.int64(2));
+        if (!inserted && it->second != s.int64(2)) it->second = kSeveralDevices;
+      }
+    }
+    context_devices_ = std::move(devices);
+  }
+  auto it = context_devices_->find({global_pid_of(global_pid), context_id});
+  return it == context_devices_->end() || it->second == kSeveralDevices ? recorded : it->second;
 }
 
 int64_t ProfileCatalog::profile_end(sqlite3* db) const {

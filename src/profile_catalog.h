@@ -2,12 +2,14 @@
 // categories, enum labels and the export's metadata. Loaded once per scan (and cached by the glue while the
 // database is unchanged); every table and column is optional.
 #pragma once
+#include <climits>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -63,8 +65,10 @@ class ProfileCatalog {
   const std::string* process_name(int64_t process_key) const;
   const std::string* thread_name(int64_t global_tid) const;
   const std::string* gpu_name(int64_t device_id) const;
-  const std::string* nvtx_domain(int64_t domain_id) const;
-  const std::string* nvtx_category(int64_t domain_id, int64_t category) const;
+  // nsys numbers NVTX domains, and categories within them, per process: `global_id` is the globalTid of the event
+  // (or a globalPid), the domain is looked up in its process.
+  const std::string* nvtx_domain(int64_t global_id, int64_t domain_id) const;
+  const std::string* nvtx_category(int64_t global_id, int64_t domain_id, int64_t category) const;
   const std::string* memcpy_kind_label(int64_t id) const { return find(memcpy_kinds_, id); }
   const std::string* memory_kind_label(int64_t id) const { return find(memory_kinds_, id); }
   const std::string* sync_type_label(int64_t id) const { return find(sync_types_, id); }
@@ -77,6 +81,15 @@ class ProfileCatalog {
 
   // Latest timestamp of any event (where never-closed NVTX ranges end). Computed on first use: it scans.
   int64_t profile_end(sqlite3* db) const;
+  // Latest timestamp (start or end) of any NVTX_EVENTS row, definitions included: where NVIDIA's nvtx_sum ends a
+  // range never closed. nullopt without NVTX rows. Computed on first use.
+  std::optional<int64_t> last_nvtx_timestamp(sqlite3* db) const;
+
+  // The GPU a CUDA context of a process runs on: the device its kernels, memcpys and memsets ran on (context ids are
+  // numbered per process). nsys 2026 writes deviceId 0 on the synchronization rows of contexts on other GPUs, so
+  // those rows are placed by their context. `recorded` (the row's own deviceId) when the context ran no such work,
+  // or ran it on several devices. The map is built on first use (one pass over those tables).
+  int64_t context_device(sqlite3* db, int64_t global_pid, int64_t context_id, int64_t recorded) const;
 
   // How the rows of an event table (those meeting `where`) are stored, as read in rowid order: in time order
   // ((time, end descending) order) but for a few "stragglers" (their rowids, in rowid order), or not nearly enough
@@ -117,12 +130,21 @@ class ProfileCatalog {
   std::unordered_map<int64_t, std::string> processes_;  // process_key -> name
   std::unordered_map<int64_t, std::string> threads_;    // globalTid -> name
   std::map<int64_t, std::string> gpus_;                 // deviceId -> "NVIDIA H100 80GB HBM3"
-  std::unordered_map<int64_t, std::string> nvtx_domains_;
-  std::map<std::pair<int64_t, int64_t>, std::string> nvtx_categories_;
+  std::map<std::pair<int64_t, int64_t>, std::string> nvtx_domains_;  // (globalPid, domainId) -> name
+  struct CategoryKey {
+    int64_t global_pid, domain, category;
+    bool operator<(const CategoryKey& o) const {
+      return std::tie(global_pid, domain, category) < std::tie(o.global_pid, o.domain, o.category);
+    }
+  };
+  std::map<CategoryKey, std::string> nvtx_categories_;
   std::map<int64_t, std::string> memcpy_kinds_, memory_kinds_, sync_types_, gpu_metric_types_, thread_states_;
   std::vector<std::pair<std::string, std::string>> export_metadata_;
   std::optional<int64_t> session_start_utc_ns_;
   mutable std::optional<int64_t> profile_end_;
+  mutable std::optional<std::optional<int64_t>> last_nvtx_timestamp_;
+  static constexpr int64_t kSeveralDevices = INT64_MIN;  // a context seen on more than one device
+  mutable std::optional<std::map<std::pair<int64_t, int64_t>, int64_t>> context_devices_;  // (globalPid, context)
   mutable std::map<std::string, StoredOrder> stored_order_;  // by table and condition
   struct ValueRowid {
     int64_t value, rowid;

@@ -56,7 +56,7 @@ class ProjectionSource final : public EventSource {
     event_.name = names_.name(r.nvtx_rowid);
     event_.ts = saturating_add(d.gpu_start, report_.clock_offset);
     event_.report = report_.index;
-    event_.dur = d.gpu_end - d.gpu_start;
+    event_.dur = d.gpu_span();  // never negative, never overflowing: see NvtxProjection::compute
     event_.global_id = r.global_tid;
     event_.device_id = d.device;
     event_.stream_id = 0;
@@ -68,7 +68,7 @@ class ProjectionSource final : public EventSource {
     const ProjectedRange& r = projection_->ranges()[current_.range];
     const DeviceExtent& d = projection_->devices(r)[current_.device];
     if (r.domain_id != 0) {
-      if (const std::string* name = catalog_.nvtx_domain(r.domain_id)) o.string("domain", *name);
+      if (const std::string* name = catalog_.nvtx_domain(r.global_tid, r.domain_id)) o.string("domain", *name);
       o.integer("domain_id", r.domain_id);
     }
     o.integer("cpu_start", r.start).integer("cpu_end", r.end);

@@ -29,11 +29,23 @@ STATISTICS = """stats as materialized (
 JOINS = """from stats s
 order by s.total desc, s.Name;"""
 
-TIME_COLUMNS = f"""select round(100.0 * s.total / (select sum(total) from stats), 1) as "Time (%)",
+
+
+def time_columns(name="s.Name"):
+    """NVIDIA's time columns; `name` is the Name shown (an expression over s.Name)."""
+    return f"""select round(100.0 * s.total / (select sum(total) from stats), 1) as "Time (%)",
        s.total as "Total Time (ns)", s.n as "Instances", round(s.mean, 1) as "Avg (ns)", round(s.med, 1) as "Med (ns)",
        s.lo as "Min (ns)", s.hi as "Max (ns)",
-       round(s.sd, 1) as "StdDev (ns)", s.Name as "Name"
+       round(s.sd, 1) as "StdDev (ns)", {name} as "Name"
 {JOINS}"""
+
+
+TIME_COLUMNS = time_columns()
+# NVIDIA's reports show a CUDA API name without its version suffix: '_v' and the four characters after it at the end
+# (cudaLaunchKernel_v7000 -> cudaLaunchKernel; cuMemAlloc_v2 and cudaStreamIsCapturing_v10000 are left as they are),
+# after grouping by the recorded name.
+API_NAME_UNVERSIONED = """case substr(s.Name, -6, 2) when '_v' then substr(s.Name, 1, length(s.Name) - 6)
+            else s.Name end"""
 
 SIZE_COLUMNS = f"""select round(s.total / 1e6, 3) as "Total (MB)", s.n as "Count", round(s.mean / 1e6, 3) as "Avg (MB)",
        round(s.med / 1e6, 3) as "Med (MB)", round(s.lo / 1e6, 3) as "Min (MB)", round(s.hi / 1e6, 3) as "Max (MB)",
@@ -49,10 +61,11 @@ MEMORY_SCOPE = "scope as (select * from trace_events where kind in ('memcpy', 'm
 REPORTS = {
     "cuda_api_sum": (
         """-- cuda_api_sum: NVIDIA's `nsys stats --report cuda_api_sum` as SQL: CUDA runtime and driver API calls by name,
--- their durations summed (nsys records the name with its version suffix, e.g. cudaLaunchKernel_v7000, where it has one).""",
+-- their durations summed. Grouped by the name nsys records and shown as NVIDIA shows it, without a version suffix of
+-- '_v' and four characters (cudaLaunchKernel_v7000 -> cudaLaunchKernel; cuMemAlloc_v2 stays).""",
         """scope as (select * from trace_events where kind = 'cuda_api'),
 items as (select name as Name, dur as value from scope)""",
-        TIME_COLUMNS),
+        time_columns(API_NAME_UNVERSIONED)),
     "cuda_gpu_kern_sum": (
         """-- cuda_gpu_kern_sum: NVIDIA's `nsys stats --report cuda_gpu_kern_sum` as SQL: GPU kernels by name, their
 -- durations summed. Named as NVIDIA's report names them: the demangled name (use_short_name = 1: the short name, as
@@ -87,11 +100,15 @@ items as (
         TIME_COLUMNS),
     "nvtx_sum": (
         """-- nvtx_sum: NVIDIA's `nsys stats --report nvtx_sum` as SQL: NVTX push/pop and start/end ranges by name, as
--- "domain:name" in a non-default domain, their durations summed (marks have no duration and are left out; a range
--- never closed runs to the end of the profile, see trace_events' args.unclosed).""",
+-- "domain:name" in a non-default domain (domains are numbered per process: each range is named by its own process's
+-- domain), their durations summed (marks have no duration and are left out). A range never closed ends, as in
+-- NVIDIA's report, at the report's last NVTX timestamp (args.last_nvtx_ts; trace_events draws it to the end of the
+-- profile).""",
         """scope as (select * from trace_events where kind = 'nvtx' and dur is not null),
 items as (
-  select coalesce(json_extract(args, '$.domain') || ':', '') || name as Name, dur as value from scope
+  select coalesce(json_extract(args, '$.domain') || ':', '') || name as Name,
+         coalesce(json_extract(args, '$.last_nvtx_ts') - ts, dur) as value
+  from scope
 )""",
         TIME_COLUMNS),
     "osrt_sum": (

@@ -1,6 +1,8 @@
 -- nvtx_sum: NVIDIA's `nsys stats --report nvtx_sum` as SQL: NVTX push/pop and start/end ranges by name, as
--- "domain:name" in a non-default domain, their durations summed (marks have no duration and are left out; a range
--- never closed runs to the end of the profile, see trace_events' args.unclosed).
+-- "domain:name" in a non-default domain (domains are numbered per process: each range is named by its own process's
+-- domain), their durations summed (marks have no duration and are left out). A range never closed ends, as in
+-- NVIDIA's report, at the report's last NVTX timestamp (args.last_nvtx_ts; trace_events draws it to the end of the
+-- profile).
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/nsys_stats/nvtx_sum.sql"
 -- Composes: narrow `scope` (a WHERE over trace_events) to a time window (ts between A and B), one process (pid = P),
 -- one GPU (device_id = D), or the inside of one NVTX range (its ts and ts + dur), which nsys stats cannot do.
@@ -9,7 +11,9 @@
 -- this file.
 with scope as (select * from trace_events where kind = 'nvtx' and dur is not null),
 items as (
-  select coalesce(json_extract(args, '$.domain') || ':', '') || name as Name, dur as value from scope
+  select coalesce(json_extract(args, '$.domain') || ':', '') || name as Name,
+         coalesce(json_extract(args, '$.last_nvtx_ts') - ts, dur) as value
+  from scope
 ),
 stats as materialized (
   select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean,

@@ -1,7 +1,10 @@
 // trace_events and chrome_trace(*) on the hand-made exports in tests/fixtures/*.sql. Each fixture's header
 // comment lists the values checked here; they were worked out by hand from the rows it inserts.
 #include <gtest/gtest.h>
+#include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "tests/support/test_db.h"
 #include "tests/support/trace_check.h"
@@ -88,9 +91,10 @@ TEST_F(Fixture, MarksStartEndRangesAndUnclosedRanges) {
       << "in Chrome JSON the lane is a tid of its own: (1 << 24) | the track's id";
   EXPECT_EQ(db.text("select args from trace_events where name = 'cross thread'"),
             "{\"range\":\"start/end\",\"range_id\":3,\"end_tid\":101}");
-  // A push without a pop extends to the profile's last timestamp (outer's end, 1000).
+  // A push without a pop extends to the profile's last timestamp (outer's end, 1000); NVIDIA's reports end it at the
+  // last NVTX timestamp, here the same.
   EXPECT_EQ(db.rows("select dur, args from trace_events where name = 'never closed'"),
-            (Rows{{"200", "{\"unclosed\":true}"}}));
+            (Rows{{"200", "{\"unclosed\":true,\"last_nvtx_ts\":1000}"}}));
   auto t = trace();
   EXPECT_EQ(t.per_cat["nvtx"], 10);
 }
@@ -402,5 +406,128 @@ TEST_F(Fixture, CpuSamplesAndBacktraces) {
     }
   }
   EXPECT_EQ(clamped, 1);
+}
+}  // namespace
+
+namespace {
+// A report of sql/nsys_stats run on the fixture, as users run it (the file is one statement).
+std::string read_report(const std::string& name) {
+  std::ifstream in(testdb::source_dir() + "/sql/nsys_stats/" + name + ".sql");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// nsys numbers NVTX domains (and their categories) per process: pids 100 and 200 both create domainId 1, as
+// 'Trainer' and 'Loader' (see the fixture's header). Looked up export-wide, the second definition named both.
+TEST_F(Fixture, NvtxDomainsAndCategoriesAreNumberedPerProcess) {
+  load("nvtx_domains_per_process");
+  EXPECT_EQ(db.rows("select pid, name, json_extract(args, '$.domain'), json_extract(args, '$.domain_id'), "
+                    "json_extract(args, '$.category') from trace_events where kind = 'nvtx' order by ts"),
+            (Rows{{"100", "step", "Trainer", "1", "Compute"},
+                  {"200", "step", "Loader", "1", "IO"},
+                  {"100", "step", "Trainer", "1", "NULL"},
+                  {"200", "never closed", "NULL", "NULL", "NULL"}}));
+  // The projection: nvtx_kernel_ranges and the nvtx_kernel rows of trace_events name each range's own domain.
+  EXPECT_EQ(db.rows("select rowid, pid, domain from nvtx_kernel_ranges order by rowid"),
+            (Rows{{"5", "100", "Trainer"}, {"6", "200", "Loader"}, {"7", "100", "Trainer"}, {"8", "200", "NULL"}}));
+  EXPECT_EQ(db.rows("select ts, json_extract(args, '$.domain') from trace_events where kind = 'nvtx_kernel' "
+                    "and derived = 1 order by ts"),
+            (Rows{{"1200", "Trainer"}, {"1250", "Loader"}, {"3200", "Trainer"}, {"8900", "NULL"}}));
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["nvtx"], 4);
+}
+
+// A domain named NCCL in one process gives that process's ranges a lane of their own; another process's ranges of
+// the same domain number stay on their thread.
+TEST_F(Fixture, OnlyTheProcessThatNamedItsDomainNcclGetsAnNcclLane) {
+  load("nvtx_domains_per_process");
+  db.exec("insert into NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) values"
+          " (8, null, 75, 'NCCL', 281476654432356, 2),"
+          " (1500, 1600, 59, 'ncclAllReduce', 281476654432356, 2),"
+          " (1500, 1600, 59, 'prefetch', 281478332154056, 2)");
+  EXPECT_EQ(db.rows("select pid, name, thread_name, json_extract(args, '$.domain') from trace_events "
+                    "where ts = 1500 order by pid"),
+            (Rows{{"100", "ncclAllReduce", "trainer (NCCL)", "NCCL"}, {"200", "prefetch", "loader", "NULL"}}));
+}
+
+// nvtx_sum's rows are NVIDIA's: per domain:name, domains numbered per process; a range never closed ends at the
+// last NVTX timestamp (6000, a domain destroy row), not at the profile's last event (9000).
+TEST_F(Fixture, NvtxSumKeepsEachProcesssDomainsAndEndsOpenRangesAtTheLastNvtxTimestamp) {
+  load("nvtx_domains_per_process");
+  Rows rows = db.rows(read_report("nvtx_sum"));
+  Rows got;  // Name, Instances, Total Time (ns), Max (ns)
+  for (const auto& r : rows) got.push_back({r[8], r[2], r[1], r[6]});
+  EXPECT_EQ(got, (Rows{{"never closed", "1", "2000", "2000"},
+                       {"Trainer:step", "2", "1500", "1000"},
+                       {"Loader:step", "1", "800", "800"}}));
+  // trace_events still draws the open range to the end of the profile.
+  EXPECT_EQ(db.rows("select dur, json_extract(args, '$.unclosed') from trace_events where name = 'never closed'"),
+            (Rows{{"5000", "1"}}));
+}
+
+// nsys 2026 writes deviceId 0 on the sync rows of a context on another GPU; the context's GPU is the one its kernels
+// and copies ran on, per process (see the fixture's header).
+TEST_F(Fixture, SyncRowsAreDrawnOnTheGpuOfTheirContext) {
+  load("sync_context_device");
+  EXPECT_EQ(db.rows("select ts, device_id, pid, json_extract(args, '$.context_id'), "
+                    "json_extract(args, '$.recorded_device_id') from trace_events where kind = 'sync' order by ts"),
+            (Rows{{"1000", "0", "16777216", "1", "NULL"},
+                  {"1100", "1", "16777217", "1", "0"},
+                  {"1200", "1", "16777217", "2", "0"},
+                  {"1300", "3", "16777219", "5", "NULL"}}));
+  // A pid constraint (pushed down to the reader) keeps exactly the rows drawn on that GPU.
+  EXPECT_EQ(db.rows("select ts from trace_events where kind = 'sync' and pid = 16777217 order by ts"),
+            (Rows{{"1100"}, {"1200"}}));
+  EXPECT_EQ(db.rows("select ts from trace_events where pid = 16777216 and kind = 'sync'"), (Rows{{"1000"}}));
+  auto t = trace();
+  std::map<int64_t, int> sync_per_pid;
+  for (const auto& e : t.root.get("traceEvents")->items)
+    if (e.str("cat") == "sync") ++sync_per_pid[e.integer("pid")];
+  EXPECT_EQ(sync_per_pid, (std::map<int64_t, int>{{16777216, 1}, {16777217, 2}, {16777219, 1}}));
+}
+
+// NVIDIA's cuda_api_sum names a call without its version suffix: '_v' and four characters at the end
+// (cudaLaunchKernel_v7000 -> cudaLaunchKernel), exactly as its report does (substr(name, -6, 2) = '_v'), so
+// cuMemAlloc_v2 and cudaStreamIsCapturing_v10000 keep theirs.
+TEST_F(Fixture, CudaApiSumStripsTheVersionSuffixAsNvidiaDoes) {
+  load("nvtx_domains_per_process");
+  db.exec("insert into StringIds values (10, 'cuMemAlloc_v2'), (11, 'cudaStreamIsCapturing_v10000');"
+          "insert into CUPTI_ACTIVITY_KIND_RUNTIME values (9100, 9101, 1, 281476654432356, 50, 10, 0, null),"
+          " (9200, 9201, 0, 281476654432356, 51, 11, 0, null)");
+  Rows got;  // Name, Instances, Total Time (ns)
+  for (const auto& r : db.rows(read_report("cuda_api_sum"))) got.push_back({r[8], r[2], r[1]});
+  EXPECT_EQ(got, (Rows{{"cudaLaunchKernel", "4", "40"}, {"cuMemAlloc_v2", "1", "1"},
+                       {"cudaStreamIsCapturing_v10000", "1", "1"}}));
+}
+}  // namespace
+
+namespace {
+// On the real exports (when ../shared is present): every sync row is drawn on the GPU its context's kernels and
+// copies ran on. nsys 2026.2 writes deviceId 0 on the sync rows of the context on GPU 1 (122 and 188 rows in the two
+// H100 exports were drawn on GPU 0).
+TEST(RealExportsSync, SyncRowsLandOnTheDeviceOfTheirContext) {
+  std::string dir = testdb::shared_fixtures_dir();
+  if (dir.empty()) GTEST_SKIP() << "../shared/fixtures/real absent";
+  int checked = 0;
+  for (const char* name : {"nsysai_h100_2gpu_fastvideo_1s_slice.sqlite", "nsysai_h100_2gpu_mfu_before_slice.sqlite",
+                           "rtx8000_2020_cudf_nvtx_domains_osrt.sqlite", "t4_vectoradd_streams_osrt_2022_4.sqlite"}) {
+    std::ifstream exists(dir + "/" + name);
+    if (!exists) continue;
+    testdb::Db db(dir + "/" + name);
+    EXPECT_EQ(db.integer("with k as (select distinct global_pid, device_id, json_extract(args, '$.context_id') as ctx "
+                         "from trace_events where kind in ('kernel', 'memcpy', 'memset')), "
+                         "s as (select global_pid, device_id, json_extract(args, '$.context_id') as ctx "
+                         "from trace_events where kind = 'sync') "
+                         "select count(*) from s join k using (global_pid, ctx) where s.device_id != k.device_id"),
+              0)
+        << name;
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "none of the exports with sync rows is present";
+  if (std::ifstream(dir + "/nsysai_h100_2gpu_mfu_before_slice.sqlite"))
+    EXPECT_EQ(testdb::Db(dir + "/nsysai_h100_2gpu_mfu_before_slice.sqlite")
+                  .integer("select count(*) from trace_events where kind = 'sync' and device_id = 1"),
+              188);
 }
 }  // namespace

@@ -154,3 +154,76 @@ TEST_F(Projection, AnUnknownReportIsAnErrorNotAnEmptyAnswer) {
             std::string::npos);
 }
 }  // namespace
+
+namespace {
+// Several reports in one query (ATTACH, schema in (...)): a row's parent is the rowid of its enclosing range's row
+// of the same report, shifted like the rowids of that report (report r: + r << 56).
+TEST(ProjectionMerge, ParentsPointAtTheRowsOfTheirOwnReport) {
+  testdb::TempDir tmp("nsystrace_projection_merge");
+  for (const char* name : {"rank0", "rank1"}) {
+    testdb::Db make(tmp.file(std::string(name) + ".sqlite"), false, true);
+    make.exec_file(testdb::source_dir() + "/tests/fixtures/nvtx_projection.sql");
+  }
+  testdb::Db db(tmp.file("rank0.sqlite"));
+  db.exec("attach 'file:" + tmp.file("rank1.sqlite") + "?mode=ro' as rank1");
+  const std::string both = "select rowid as id, schema, name, parent from nvtx_kernel_ranges "
+                           "where schema in ('main', 'rank1')";
+  EXPECT_EQ(db.integer("with r as materialized (" + both + ") select count(*) from r where parent is not null"), 6);
+  EXPECT_EQ(db.rows("with r as materialized (" + both + ") select c.schema, c.name, p.schema, p.name from r c "
+                    "left join r p on p.id = c.parent where c.parent is not null and "
+                    "(p.id is null or p.schema != c.schema) order by 1, 2"),
+            Rows{});
+  // 'inner' (rowid 3) in each report: its parent is 'outer' (rowid 2) of the same report.
+  EXPECT_EQ(db.rows("with r as materialized (" + both + ") select c.schema, c.parent - (c.id - 3) from r c "
+                    "where c.name = 'inner' order by 1"),
+            (Rows{{"main", "2"}, {"rank1", "2"}}));
+}
+
+// A GPU operation stored with its end before its start ([1500, 1490]) is drawn as an instant at its start (the
+// kernel row: dur 0, args.invalid_end); a range holding only it spans [1500, 1500]: a duration is never negative.
+// Work at the very ends of the int64 clock projects exactly.
+TEST(ProjectionExtremes, AnOperationEndingBeforeItStartsProjectsToAnInstant) {
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/tests/fixtures/projection_extremes.sql");
+  EXPECT_EQ(db.rows("select rowid, gpu_start, gpu_end, gpu_span, gpu_op_time, gpu_busy_time, gpu_ops "
+                    "from nvtx_kernel_ranges order by rowid"),
+            (Rows{{"1", "1500", "1500", "0", "0", "0", "1"},
+                  {"2", "-9223372036854775808", "-9223372036854775000", "808", "808", "808", "1"},
+                  {"3", "9223372036854775000", "9223372036854775807", "807", "807", "807", "1"}}));
+  EXPECT_EQ(db.rows("select name, ts, dur from trace_events where kind = 'nvtx_kernel' and derived = 1 order by ts"),
+            (Rows{{"clock start", "-9223372036854775808", "808"},
+                  {"backwards op", "1500", "0"},
+                  {"clock end", "9223372036854775000", "807"}}));
+  EXPECT_EQ(db.rows("select ts, dur, json_extract(args, '$.invalid_end') from trace_events where kind = 'kernel' "
+                    "and ts = 1500"),
+            (Rows{{"1500", "0", "1490"}}));
+  auto t = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events where derived in (0, 1)"));
+  for (const auto& p : t.problems) ADD_FAILURE() << p;
+}
+
+// GPU time beyond int64 nanoseconds is an error naming the range, never a value wrapped around or clipped (and never
+// undefined behaviour: the sanitizer build aborts on signed overflow). Before: gpu_span -1.
+TEST(ProjectionExtremes, GpuTimeBeyondInt64IsAnErrorNamingTheRange) {
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/tests/fixtures/projection_extremes.sql");
+  auto expect_error = [&](const std::string& what) {
+    for (const char* query : {"select gpu_span from nvtx_kernel_ranges",
+                              "select sum(gpu_op_time) from nvtx_kernel_ranges",
+                              "select sum(dur) from trace_events where kind = 'nvtx_kernel' and derived = 1"}) {
+      std::string error = db.error_of(query);
+      EXPECT_NE(error.find("the " + what + " of the NVTX range at NVTX_EVENTS rowid 4 "), std::string::npos)
+          << query << ": " << error;
+      EXPECT_NE(error.find("is beyond 64-bit nanoseconds"), std::string::npos) << query << ": " << error;
+    }
+  };
+  // Rowid 4, 'whole clock', holds both calls on 'edge': its work spans 2^64 - 1 ns.
+  db.exec("insert into NVTX_EVENTS values (-9223372036854775808, 9223372036854775807, 59, 'whole clock', "
+          "281476654432357, null, null, 0)");
+  expect_error("GPU span");
+  // And a call of its own launched a kernel lasting the whole clock: its operation time is beyond int64 too.
+  db.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME values (0, 10, 0, 281476654432357, 4, 3, 0);"
+          "insert into CUPTI_ACTIVITY_KIND_KERNEL values (-9223372036854775808, 9223372036854775807, 1, 1, 7, 4, "
+          "281476654432256, 4, 4)");
+  expect_error("GPU operation time");
+}
+}  // namespace

@@ -38,7 +38,9 @@ def operation(name):  # "[CUDA memcpy HtoD]" -> "[CUDA memcpy Host-to-Device]"
 CHECKS = {
     "cuda_gpu_kern_sum": ("cudaKernelStats", "select s.value, num, min, max, avg, total from cudaKernelStats k "
                           "join StringIds s on s.id = k.demangledName", None),
-    "cuda_api_sum": ("cudaAPIStats", "select s.value, num, min, max, avg, total from cudaAPIStats a "
+    # The table holds the recorded name; NVIDIA's report shows it without a '_v' + 4 characters version suffix.
+    "cuda_api_sum": ("cudaAPIStats", "select case substr(s.value, -6, 2) when '_v' then substr(s.value, 1, "
+                     "length(s.value) - 6) else s.value end, num, min, max, avg, total from cudaAPIStats a "
                      "join StringIds s on s.id = a.nameId", None),
     "osrt_sum": ("osrtAPIStats", "select s.value, num, min, max, avg, total from osrtAPIStats a "
                  "join StringIds s on s.id = a.nameId", None),

@@ -122,21 +122,33 @@ def launch_latency(raw):
     return [[pid, tid, d, st, s, raw.round(lat / 1e3, 1)] for lat, pid, tid, s, d, st in rows[:20]]
 
 
+def nvtx_domains(raw):
+    """NVTX domain names by (globalPid, domainId): nsys numbers domains per process (the globalTid of the domain
+    create row, its thread bits cleared, is the process)."""
+    if not raw.has("NVTX_EVENTS"):
+        return {}
+    name = f"coalesce(text, case when textId is not null then {raw.string('textId')} end)"
+    return {(g & ~0xFFFFFF, d): n for g, d, n in raw.rows(
+        f"select coalesce(globalTid, 0), coalesce(domainId, 0), {name} from NVTX_EVENTS where eventType = 75 "
+        f"and {name} is not null order by rowid")}
+
+
 def projection_inputs(raw):
-    """What the NVTX projection joins: GPU operations by (process, correlation id) as (start, end, is_kernel), the
-    profile's end (where unclosed ranges end), NVTX domain names, and CUDA API calls by thread (those with work)."""
+    """What the NVTX projection joins: GPU operations by (process, correlation id) as (start, end, is_kernel), an
+    operation stored with its end before its start an instant at its start, the profile's end (where unclosed ranges
+    end), NVTX domain names, and CUDA API calls by thread (those with work)."""
     ops = defaultdict(list)
     for t, is_kernel in (("CUPTI_ACTIVITY_KIND_KERNEL", 1), ("CUPTI_ACTIVITY_KIND_MEMCPY", 0),
                          ("CUPTI_ACTIVITY_KIND_MEMSET", 0), ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 0)):
         if raw.has(t):
             for proc, corr, s, e in raw.rows(f"select globalPid >> 24, correlationId, start, \"end\" from {t}"):
-                ops[(proc, corr)].append((s, e, is_kernel))
+                ops[(proc, corr)].append((s, max(s, e), is_kernel))
     ends = []
     for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
               "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
         if raw.has(t):
             ends += [v for v in raw.rows(f"select max(start), max(\"end\") from {t}")[0] if v is not None]
-    domains = dict(raw.rows("select domainId, text from NVTX_EVENTS where eventType = 75"))
+    domains = nvtx_domains(raw)
     calls = defaultdict(list)
     for g, s, e, corr in raw.rows("select globalTid, start, \"end\", correlationId from CUPTI_ACTIVITY_KIND_RUNTIME"):
         if (g >> 24, corr) in ops:
@@ -160,7 +172,7 @@ def projection(raw):
         corrs = {corr for cs, ce, corr in calls.get(g, ()) if cs >= s and ce <= e}
         work = [op for corr in corrs for op in ops[(g >> 24, corr)]]
         if work:
-            out.append((name, domains.get(dom) if dom else None, s, e, min(w[0] for w in work),
+            out.append((name, domains.get((g & ~0xFFFFFF, dom)) if dom else None, s, e, min(w[0] for w in work),
                         max(w[1] for w in work), sum(w[2] for w in work), sum(max(0, w[1] - w[0]) for w in work),
                         sum(b - a for a, b in union((w[0], w[1]) for w in work if w[1] > w[0]))))
     return out
@@ -199,7 +211,8 @@ def nvtx_gpu_proj_sum(raw):
         corrs = {corr for cs, ce, corr in calls.get(g, ()) if cs >= s and ce <= e}
         work = [op for corr in corrs for op in ops[(g >> 24, corr)]]
         if work:
-            projected[rowid] = ((domains.get(dom) or "") + ":" + name, "StartEnd" if etype in (60, 71) else "PushPop",
+            dom_name = domains.get((g & ~0xFFFFFF, dom)) if dom else None
+            projected[rowid] = ((dom_name or "") + ":" + name, "StartEnd" if etype in (60, 71) else "PushPop",
                                 max(w[1] for w in work) - min(w[0] for w in work), e - s, len(corrs), nest[rowid][0])
     children = defaultdict(int)
     for rowid in projected:
@@ -253,6 +266,40 @@ def cuda_kern_exec_sum(raw):
                     five(raw, qs) + five(raw, [x[3] for x in v]) + [api_name, kname], sum(x[0] for x in v)))
     out.sort(key=lambda r: (-r[1], r[0][-1], r[0][0], r[0][1], r[0][2], r[0][-2]))
     return [r for r, _ in out]
+
+
+def nvtx_sum(raw):
+    """NVIDIA's nvtx_sum over the raw tables: push/pop and start/end ranges by "domain:name" (domains per process),
+    a range never closed ending at the last NVTX timestamp (any NVTX_EVENTS row), as NVIDIA's report ends it."""
+    if not raw.has("NVTX_EVENTS"):
+        return []
+    domains = nvtx_domains(raw)
+    last = raw.rows("select max(max(start), coalesce(max(\"end\"), max(start))) from NVTX_EVENTS")[0][0]
+    text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
+    by = defaultdict(list)
+    for name, dom, g, s, e in raw.rows(f"select {text}, coalesce(domainId, 0), coalesce(globalTid, 0), start, \"end\" "
+                                       "from NVTX_EVENTS where eventType in (59, 60, 70, 71) and start is not null"):
+        dom_name = domains.get((g & ~0xFFFFFF, dom)) if dom else None
+        by[(dom_name + ":" if dom_name else "") + name].append(max(0, (last if e is None else e) - s))
+    total = sum(sum(d) for d in by.values())
+    rows = [[raw.round(100.0 * sum(d) / total, 1) if total else None, sum(d), len(d)] + five(raw, d) + [name]
+            for name, d in by.items()]
+    return sorted(rows, key=lambda r: (-r[1], r[-1]))
+
+
+def cuda_api_sum(raw):
+    """NVIDIA's cuda_api_sum over the raw tables: calls grouped by recorded name, shown without a '_v' + 4
+    characters version suffix (substr(name, -6, 2) = '_v', NVIDIA's rule)."""
+    if not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        return []
+    by = defaultdict(list)
+    for name, s, e in raw.rows(f"select coalesce({raw.string('nameId')}, '[unnamed CUDA API call]'), start, \"end\" "
+                               "from CUPTI_ACTIVITY_KIND_RUNTIME where start is not null"):
+        by[name].append(max(0, e - s) if e is not None else 0)
+    total = sum(sum(d) for d in by.values())
+    rows = [[raw.round(100.0 * sum(d) / total, 1) if total else None, sum(d), len(d)] + five(raw, d) +
+            [name[:-6] if name[-6:-4] == "_v" else name, name] for name, d in by.items()]
+    return [r[:-1] for r in sorted(rows, key=lambda r: (-r[1], r[-1]))]
 
 
 def nvtx_gpu_time(raw):
@@ -413,6 +460,8 @@ CHECKS = {
     "gpu_idle_cpu.sql": (gpu_idle_cpu, lambda r: r[:5] + r[6:]),  # all but the thread names
     "nsys_stats/cuda_kern_exec_sum.sql": (cuda_kern_exec_sum, lambda r: r),
     "nsys_stats/nvtx_gpu_proj_sum.sql": (nvtx_gpu_proj_sum, lambda r: r),
+    "nsys_stats/nvtx_sum.sql": (nvtx_sum, lambda r: r),
+    "nsys_stats/cuda_api_sum.sql": (cuda_api_sum, lambda r: r),
 }
 
 passed = failed = 0
