@@ -433,7 +433,7 @@ class GpuSource : public EventSource {
   // A GPU activity table: placed by device, its process in globalPid, correlated with the call that launched it
   // (as its kind is declared: called in a reader's constructor body, where kind() is the reader's).
   Shape gpu_shape() const { return shape_of(kind()); }
-  // Columns shared by the GPU activity tables (the id columns of every device-placed kind: the static_assert below).
+  // Columns shared by the GPU activity tables (their id columns: kGpuIds, above).
   struct GpuColumns {
     int device, stream, correlation, global_pid, context;
     explicit GpuColumns(SelectBuilder& b)
@@ -443,7 +443,6 @@ class GpuSource : public EventSource {
           global_pid(read_column(b, kGpuIds.global_id)),
           context(b.column("contextId")) {}
   };
-
   bool read_gpu(const GpuColumns& c, Placement placement) {
     read_interval(false);
     event_.placement = placement;
