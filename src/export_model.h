@@ -46,7 +46,7 @@ constexpr bool time_may_be_absent(Kind k) {
 
 // Indexed by Kind: made from the same list in the same order.
 constexpr KindSpec kKindSpecs[] = {
-#define KIND(name, origin, extent, pid, time, end, global_id, correlation)                                        \
+#define KIND(name, origin, extent, pid, time, end, global_id, correlation)                             \
   {Kind::name, #name, Origin::origin, Extent::extent, PidColumn::pid, time, end, global_id, correlation, \
    export_model_detail::time_may_be_absent(Kind::name)},
 #include "src/export_model.def"
