@@ -5,24 +5,25 @@
 #include <string>
 #include <string_view>
 
+#include "src/export_model.h"
+
 namespace nsystrace {
 
 class StatementCache;  // src/statement.h
 
-// Row kinds of trace_events, in the order their sources are merged at equal timestamps.
-enum class Kind : uint8_t {
-  nvtx, cuda_api, kernel, memcpy, memset, sync, nvtx_kernel, osrt, sched, cuda_event, diagnostic, graph,
-  cudnn, cublas, mpi, cuda_graph, gpu_metric, cpu_sample
-};
-constexpr int kKindCount = 18;
+// Row kinds (enum Kind), their specs and names: declared once in src/export_model.def.
 constexpr uint32_t kAllKinds = (1u << kKindCount) - 1;
 constexpr uint32_t kind_bit(Kind k) { return 1u << static_cast<int>(k); }
 // Kinds nsystrace derives rather than reads (the NVTX GPU projection): trace_events has their rows only when asked
 // for with its hidden column `derived`, so a plain query sees each event of the profile once.
-constexpr uint32_t kDerivedKinds = kind_bit(Kind::nvtx_kernel);
-inline bool is_derived(Kind k) { return (kind_bit(k) & kDerivedKinds) != 0; }
-const char* kind_name(Kind kind);
-std::optional<Kind> kind_from_name(std::string_view name);
+constexpr uint32_t derived_kinds() {
+  uint32_t mask = 0;
+  for (const KindSpec& s : kKindSpecs)
+    if (s.origin == Origin::derived) mask |= kind_bit(s.kind);
+  return mask;
+}
+constexpr uint32_t kDerivedKinds = derived_kinds();
+constexpr bool is_derived(Kind k) { return (kind_bit(k) & kDerivedKinds) != 0; }
 
 // Where an event is drawn.
 enum class Placement : uint8_t {
@@ -77,7 +78,7 @@ struct SourceEvent {
   bool has_correlation = false;
   int64_t correlation_id = 0;
   int64_t source_rowid = 0;  // rowid in its table
-  uint8_t tag = 0;           // its table's rowid tag (see kSourceTables): rowid = (source_rowid << 5) | tag
+  uint8_t tag = 0;           // its source's rowid tag (ROW_SOURCE): rowid = (source_rowid << 5) | tag
   int report = 0;            // ReportContext::index
   const char* cname = nullptr;  // Chrome color name (NVTX ranges with a color)
 };

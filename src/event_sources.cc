@@ -15,11 +15,6 @@ namespace nsystrace {
 
 namespace {
 
-const char* const kKindNames[kKindCount] = {"nvtx",        "cuda_api", "kernel", "memcpy",     "memset",    "sync",
-                                            "nvtx_kernel", "osrt",     "sched",  "cuda_event", "diagnostic", "graph",
-                                            "cudnn",       "cublas",   "mpi",    "cuda_graph", "gpu_metric",
-                                            "cpu_sample"};
-
 bool valid_utf8(std::string_view s) {
   auto* p = reinterpret_cast<const unsigned char*>(s.data());
   auto* end = p + s.size();
@@ -73,17 +68,6 @@ int64_t checked_duration(int64_t start, int64_t end) {
   return d < 0 ? 0 : d;
 }
 
-}  // namespace
-
-const char* kind_name(Kind kind) { return kKindNames[static_cast<int>(kind)]; }
-
-std::optional<Kind> kind_from_name(std::string_view name) {
-  for (int i = 0; i < kKindCount; ++i)
-    if (name == kKindNames[i]) return static_cast<Kind>(i);
-  return std::nullopt;
-}
-
-namespace {
 // The end (column 1) by which a row sorts: an open range (NULL end) sorts as the longest.
 int64_t end_for_order(const Statement& s) { return s.optional_int64(1).value_or(INT64_MAX); }
 }  // namespace
@@ -407,40 +391,56 @@ std::optional<std::string_view> EventSource::string_or_placeholder(int col, std:
 
 namespace {
 
-// Puts start, end and the table's rowid at result columns 0, 1, 2, where read_interval() expects them.
+// Puts a kind's declared time and end columns (NULL for points) and the table's rowid at result columns 0, 1, 2,
+// where read_interval() expects them.
+SelectBuilder& time_columns_first(SelectBuilder& b, Kind kind) {
+  const KindSpec& k = kind_spec(kind);
+  b.column(k.time);
+  if (k.end != nullptr) b.column(k.end); else b.expression("NULL");
+  b.expression("rowid");
+  return b;
+}
+
+// The same for the readers of start/end tables that name no kind there (NVTX, synchronization): the static_assert
+// holds their kinds to these columns.
 SelectBuilder& interval_first(SelectBuilder& b) {
   b.column("start");
   b.column("end");
   b.expression("rowid");
   return b;
 }
-
-// The same for tables of instants: their time column, no end (NULL), the rowid.
-SelectBuilder& instant_first(SelectBuilder& b, const char* time) {
-  b.column(time);
-  b.expression("NULL");
-  b.expression("rowid");
-  return b;
+constexpr bool declared_start_end(Kind k) {
+  return std::string_view(kind_spec(k).time) == "start" && kind_spec(k).end != nullptr &&
+         std::string_view(kind_spec(k).end) == "end";
 }
+static_assert(declared_start_end(Kind::nvtx) && declared_start_end(Kind::sync),
+              "interval_first() selects start and end: what export_model.def declares for the kinds that use it");
+
+// The id columns GpuColumns reads for every GPU activity kind: the kernel's, which every device-placed kind shares.
+constexpr const KindSpec& kGpuIds = kind_spec(Kind::kernel);
+constexpr bool gpu_kinds_share_ids() {
+  for (const KindSpec& k : kKindSpecs)
+    if (k.origin == Origin::stored && k.pid == PidColumn::device &&
+        !(std::string_view(k.global_id) == kGpuIds.global_id && std::string_view(k.correlation) == kGpuIds.correlation))
+      return false;
+  return true;
+}
+static_assert(gpu_kinds_share_ids(), "GpuColumns reads one globalPid and correlationId column for all GPU kinds");
 
 class GpuSource : public EventSource {
  protected:
   using EventSource::EventSource;
-  // A GPU activity table: placed by device, its process in globalPid, correlated with the call that launched it.
-  static Shape gpu_shape(std::string time = "start", std::string end = "end") {
-    Shape s{PidColumn::device, "", std::move(time), std::move(end)};
-    s.global_id = kProcessId;
-    s.correlation = kCorrelationId;
-    return s;
-  }
-  // Columns shared by the GPU activity tables.
+  // A GPU activity table: placed by device, its process in globalPid, correlated with the call that launched it
+  // (as its kind is declared: called in a reader's constructor body, where kind() is the reader's).
+  Shape gpu_shape() const { return shape_of(kind()); }
+  // Columns shared by the GPU activity tables (their id columns: kGpuIds, above).
   struct GpuColumns {
     int device, stream, correlation, global_pid, context;
     explicit GpuColumns(SelectBuilder& b)
         : device(b.column("deviceId")),
           stream(b.column("streamId")),
-          correlation(read_column(b, gpu_shape().correlation)),
-          global_pid(read_column(b, gpu_shape().global_id)),
+          correlation(read_column(b, kGpuIds.correlation)),
+          global_pid(read_column(b, kGpuIds.global_id)),
           context(b.column("contextId")) {}
   };
   bool read_gpu(const GpuColumns& c, Placement placement) {
@@ -469,7 +469,7 @@ class KernelSource final : public GpuSource {
  public:
   KernelSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                const ReportContext& r)
-      : GpuSource(db, catalog, r), b_(t), gpu_(interval_first(b_)) {
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::kernel)) {
     short_name_ = b_.column("shortName");
     demangled_ = b_.column("demangledName");
     for (int i = 0; i < 3; ++i) {
@@ -527,7 +527,7 @@ class MemcpySource final : public GpuSource {
  public:
   MemcpySource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                const ReportContext& r)
-      : GpuSource(db, catalog, r), b_(t), gpu_(interval_first(b_)) {
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::memcpy)) {
     bytes_ = b_.column("bytes");
     copy_kind_ = b_.column("copyKind");
     src_kind_ = b_.column("srcKind");
@@ -577,7 +577,7 @@ class MemsetSource final : public GpuSource {
  public:
   MemsetSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                const ReportContext& r)
-      : GpuSource(db, catalog, r), b_(t), gpu_(interval_first(b_)) {
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::memset)) {
     bytes_ = b_.column("bytes");
     value_ = b_.column("value");
     mem_kind_ = b_.column("memKind");
@@ -613,7 +613,7 @@ class GraphSource final : public GpuSource {
  public:
   GraphSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
               const ReportContext& r)
-      : GpuSource(db, catalog, r), b_(t), gpu_(interval_first(b_)) {
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::graph)) {
     graph_id_ = b_.column("graphId");
     graph_exec_id_ = b_.column("graphExecId");
     event_.kind = Kind::graph;
@@ -721,10 +721,8 @@ class CallSource final : public EventSource {
         b_(t),
         kind_(kind),
         backtraces_(db, catalog, kind == Kind::osrt ? "OSRT_CALLCHAINS" : kind == Kind::cuda_api ? "CUDA_CALLCHAINS" : "") {
-    Shape shape;
-    // Only CUDA API calls are correlated with GPU work.
-    if (kind == Kind::cuda_api) shape.correlation = kCorrelationId;
-    interval_first(b_);
+    const Shape shape = shape_of(kind);  // only CUDA API calls have a correlation id (with GPU work)
+    time_columns_first(b_, kind);
     global_tid_ = read_column(b_, shape.global_id);
     name_id_ = b_.column("nameId");
     return_value_ = b_.column("returnValue");
@@ -796,8 +794,8 @@ class NvtxSource final : public EventSource {
   NvtxSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                const ReportContext& r)
       : EventSource(db, catalog, r), b_(t) {
-    // 34 mark, 59 push/pop, 60 start/end, 70/71 the NVTXt variants. Definitions (33, 75, 76...) are not events.
-    const Shape shape{PidColumn::thread, "eventType IN (34, 59, 60, 70, 71)"};
+    // Marks and ranges; definitions (domain and category names) are not events.
+    const Shape shape = shape_of(Kind::nvtx, "eventType IN (" + nvtx_types_sql(kNvtxEvents) + ")");
     interval_first(b_);
     type_ = b_.column("eventType");
     text_ = b_.column("text");
@@ -839,10 +837,10 @@ class NvtxSource final : public EventSource {
   bool read_row() override {
     read_interval(true);
     int64_t type = stmt_.int64(type_);
-    event_.instant = type == 34;
+    event_.instant = nvtx_type_is(type, NvtxRole::mark);
     auto color = stmt_.optional_int64(color_);
     event_.cname = color ? nearest_chrome_color(static_cast<uint32_t>(*color)) : nullptr;
-    event_.placement = type == 60 || type == 71 ? Placement::cpu_async : Placement::cpu_thread;
+    event_.placement = nvtx_type_is(type, NvtxRole::start_end_range) ? Placement::cpu_async : Placement::cpu_thread;
     if (event_.placement == Placement::cpu_thread &&
         is_nccl_domain(stmt_.int64(global_tid_), stmt_.int64(domain_)))  // NULL: the default domain, 0
       event_.placement = Placement::cpu_nccl;  // NCCL's own ranges read better on a lane of their own
@@ -885,7 +883,7 @@ class NvtxSource final : public EventSource {
     if (auto json = stmt_.optional_text(json_text_)) o.string("payload_json", *json);
     else if (auto json_ref = string_or_placeholder(json_text_id_, scratch)) o.string("payload_json", *json_ref);
     int64_t type = stmt_.int64(type_);
-    if (type == 60 || type == 71) o.string("range", "start/end");
+    if (nvtx_type_is(type, NvtxRole::start_end_range)) o.string("range", "start/end");
     optional_int(o, "range_id", range_id_);
     auto ended_on = stmt_.optional_int64(end_global_tid_), started_on = stmt_.optional_int64(global_tid_);
     if (ended_on && started_on && *ended_on != *started_on) o.integer("end_tid", os_tid_of(*ended_on));
@@ -921,8 +919,8 @@ class MpiSource final : public EventSource {
  public:
   MpiSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f, const ReportContext& r)
       : EventSource(db, catalog, r), b_(t) {
-    const Shape shape;
-    interval_first(b_);
+    const Shape shape = shape_of(Kind::mpi);
+    time_columns_first(b_, Kind::mpi);
     global_tid_ = read_column(b_, shape.global_id);
     text_id_ = b_.column("textId");
     static const char* const params[] = {"remoteRank", "rootRank", "tag", "size", "recvSize", "commHandle",
@@ -968,7 +966,7 @@ class GpuMetricSource final : public EventSource {
   GpuMetricSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                   const ReportContext& r)
       : EventSource(db, catalog, r), b_(t) {
-    instant_first(b_, "timestamp");
+    time_columns_first(b_, Kind::gpu_metric);
     type_ = b_.column("typeId");
     metric_ = b_.column("metricId");
     value_ = b_.column("value");
@@ -982,9 +980,7 @@ class GpuMetricSource final : public EventSource {
     event_.placement = Placement::gpu_metrics;
     event_.instant = true;
     event_.has_global_id = false;
-    Shape shape{PidColumn::metric_type, "", "timestamp", ""};
-    shape.global_id = nullptr;  // counters of a GPU, no process
-    prepare(t, b_.select_list(), f, shape);
+    prepare(t, b_.select_list(), f, shape_of(Kind::gpu_metric));  // counters of a GPU: no process
   }
   Kind kind() const override { return Kind::gpu_metric; }
   bool read_row() override {
@@ -1026,8 +1022,10 @@ class SchedSource final : public EventSource {
     std::string paired = "(SELECT start, lead(start) OVER (PARTITION BY globalTid ORDER BY start, rowid) AS \"end\", "
                          "rowid AS source_rowid, cpu, isSchedIn, globalTid FROM " +
                          catalog.schema().qualified(t.name) + ")";
-    prepare(t, "start, \"end\", source_rowid, cpu, globalTid", f,
-            Shape{PidColumn::thread, "isSchedIn = 1", "start", "end", paired});
+    Shape shape = shape_of(Kind::sched, "isSchedIn = 1");
+    shape.from_sql = paired;
+    shape.end = "end";  // the paired end computed there
+    prepare(t, "start, \"end\", source_rowid, cpu, globalTid", f, shape);
   }
   Kind kind() const override { return Kind::sched; }
   std::string name_condition(const NameMatch& m, Binds&) const override {
@@ -1057,11 +1055,11 @@ class CudaEventSource final : public GpuSource {
  public:
   CudaEventSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                   const ReportContext& r)
-      : GpuSource(db, catalog, r), b_(t), gpu_(instant_first(b_, "timestamp")) {
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::cuda_event)) {
     event_id_ = b_.column("eventId");
     event_.kind = Kind::cuda_event;
     event_.instant = true;
-    prepare(t, b_.select_list(), f, gpu_shape("timestamp", ""));
+    prepare(t, b_.select_list(), f, gpu_shape());
   }
   Kind kind() const override { return Kind::cuda_event; }
   std::string name_condition(const NameMatch& m, Binds&) const override {
@@ -1094,9 +1092,8 @@ class DiagnosticSource final : public EventSource {
   DiagnosticSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                    const ReportContext& r)
       : EventSource(db, catalog, r), b_(t) {
-    Shape shape{PidColumn::process, "", "timestamp", ""};
-    shape.global_id = kProcessId;
-    instant_first(b_, "timestamp");
+    const Shape shape = shape_of(Kind::diagnostic);
+    time_columns_first(b_, Kind::diagnostic);
     text_ = b_.column("text");
     severity_ = b_.column("severity");
     source_ = b_.column("source");
@@ -1132,8 +1129,8 @@ class CpuSampleSource final : public EventSource {
   CpuSampleSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                   const ReportContext& r)
       : EventSource(db, catalog, r), b_(t), stacks_(db, catalog, kStackTable) {
-    const Shape shape{PidColumn::thread, "", "start", ""};
-    instant_first(b_, "start");
+    const Shape shape = shape_of(Kind::cpu_sample);
+    time_columns_first(b_, Kind::cpu_sample);
     global_tid_ = read_column(b_, shape.global_id);
     cpu_ = b_.column("cpu");
     state_ = b_.column("threadState");
@@ -1202,86 +1199,80 @@ class UnplaceableRows final : public EventSource {
   Kind kind_;
 };
 
-// Every table trace_events rows come from: its kind, its rowid tag (rowid = (source rowid << 5) | tag, so rowids
-// are unique across tables: the first table of each kind is tagged with the kind's number, the tables that share a
-// kind with it get 17 and up), whether its rows are GPU work (placed under a GPU process), and its reader.
-struct SourceTable {
-  Kind kind;
-  const char* table;
-  int tag;
-  bool gpu;
-  std::unique_ptr<EventSource> (*open)(sqlite3*, const ProfileCatalog&, const TableInfo&, const ScanFilter&,
-                                       const ReportContext&, Kind, int tag);
-};
+using OpenReader = std::unique_ptr<EventSource> (*)(sqlite3*, const ProfileCatalog&, const TableInfo&,
+                                                    const ScanFilter&, const ReportContext&, Kind);
 
 template <class Source>
 std::unique_ptr<EventSource> open_reader(sqlite3* db, const ProfileCatalog& c, const TableInfo& t, const ScanFilter& f,
-                                         const ReportContext& r, Kind kind, int tag) {
-  std::unique_ptr<EventSource> s;
+                                         const ReportContext& r, Kind kind) {
   if constexpr (std::is_constructible_v<Source, sqlite3*, const ProfileCatalog&, const TableInfo&, const ScanFilter&,
                                         const ReportContext&, Kind>)
-    s = std::make_unique<Source>(db, c, t, f, r, kind);
+    return std::make_unique<Source>(db, c, t, f, r, kind);
   else
-    s = std::make_unique<Source>(db, c, t, f, r);
-  s->set_tag(tag);
-  return s;
+    return std::make_unique<Source>(db, c, t, f, r);
 }
 
-constexpr SourceTable kSourceTables[] = {
-    {Kind::nvtx, "NVTX_EVENTS", 0, false, open_reader<NvtxSource>},
-    {Kind::cuda_api, "CUPTI_ACTIVITY_KIND_RUNTIME", 1, false, open_reader<CallSource>},
-    {Kind::kernel, "CUPTI_ACTIVITY_KIND_KERNEL", 2, true, open_reader<KernelSource>},
-    {Kind::memcpy, "CUPTI_ACTIVITY_KIND_MEMCPY", 3, true, open_reader<MemcpySource>},
-    {Kind::memset, "CUPTI_ACTIVITY_KIND_MEMSET", 4, true, open_reader<MemsetSource>},
-    {Kind::sync, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 5, true, open_reader<SyncSource>},
-    // 6: nvtx_kernel, the NVTX GPU projection (make_projection_source)
-    {Kind::osrt, "OSRT_API", 7, false, open_reader<CallSource>},
-    {Kind::sched, "SCHED_EVENTS", 8, false, open_reader<SchedSource>},
-    {Kind::graph, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 11, true, open_reader<GraphSource>},
-    {Kind::cudnn, "CUDNN_EVENTS", 12, false, open_reader<CallSource>},
-    {Kind::cublas, "CUBLAS_EVENTS", 13, false, open_reader<CallSource>},
-    {Kind::cuda_graph, "CUDA_GRAPH_EVENTS", 15, false, open_reader<CallSource>},
-    {Kind::cuda_graph, "CUDA_GRAPH_NODE_EVENTS", 17, false, open_reader<CallSource>},
-    {Kind::gpu_metric, "GPU_METRICS", 16, true, open_reader<GpuMetricSource>},
-    {Kind::mpi, "MPI_P2P_EVENTS", 14, false, open_reader<MpiSource>},
-    {Kind::mpi, "MPI_COLLECTIVES_EVENTS", 18, false, open_reader<MpiSource>},
-    {Kind::mpi, "MPI_START_WAIT_EVENTS", 19, false, open_reader<MpiSource>},
-    {Kind::mpi, "MPI_OTHER_EVENTS", 20, false, open_reader<MpiSource>},
-    {Kind::cuda_event, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", 9, true, open_reader<CudaEventSource>},
-    {Kind::diagnostic, "DIAGNOSTIC_EVENT", 10, false, open_reader<DiagnosticSource>},
-    {Kind::cpu_sample, "COMPOSITE_EVENTS", 21, false, open_reader<CpuSampleSource>},
-};
+// Each kind's reader (its tables and columns: export_model.def). nullptr for the derived kinds, which are made by
+// nsystrace (make_projection_source), never read. A switch with no default: a kind added without a reader here is a
+// -Wswitch warning, and the static_assert below makes it an error.
+constexpr OpenReader reader_of(Kind kind) {
+  switch (kind) {
+    case Kind::nvtx: return open_reader<NvtxSource>;
+    case Kind::cuda_api: return open_reader<CallSource>;
+    case Kind::kernel: return open_reader<KernelSource>;
+    case Kind::memcpy: return open_reader<MemcpySource>;
+    case Kind::memset: return open_reader<MemsetSource>;
+    case Kind::sync: return open_reader<SyncSource>;
+    case Kind::nvtx_kernel: return nullptr;
+    case Kind::osrt: return open_reader<CallSource>;
+    case Kind::sched: return open_reader<SchedSource>;
+    case Kind::cuda_event: return open_reader<CudaEventSource>;
+    case Kind::diagnostic: return open_reader<DiagnosticSource>;
+    case Kind::graph: return open_reader<GraphSource>;
+    case Kind::cudnn: return open_reader<CallSource>;
+    case Kind::cublas: return open_reader<CallSource>;
+    case Kind::mpi: return open_reader<MpiSource>;
+    case Kind::cuda_graph: return open_reader<CallSource>;
+    case Kind::gpu_metric: return open_reader<GpuMetricSource>;
+    case Kind::cpu_sample: return open_reader<CpuSampleSource>;
+  }
+  return nullptr;
+}
+constexpr bool every_stored_kind_has_a_reader() {
+  for (const KindSpec& k : kKindSpecs)
+    if ((reader_of(k.kind) != nullptr) != (k.origin == Origin::stored)) return false;
+  return true;
+}
+static_assert(every_stored_kind_has_a_reader(), "a stored kind of export_model.def has no reader in reader_of()");
 
 void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const ProfileCatalog& catalog,
-              const ScanFilter& filter, const ReportContext& report, const SourceTable& source) {
-  Kind kind = source.kind;
-  const char* table = source.table;
+              const ScanFilter& filter, const ReportContext& report, const RowSource& source) {
+  const Kind kind = source.kind;
+  const KindSpec& spec = kind_spec(kind);
   if (!filter.wants(kind)) return;
-  const TableInfo* t = catalog.schema().table(table);
+  const TableInfo* t = catalog.schema().table(source.table);
   if (t == nullptr) return;  // absent table = no events (nsys creates tables lazily)
-  std::vector<const char*> required = {"start", "end"};
-  if (kind == Kind::sched) required = {"start", "isSchedIn", "globalTid"};
-  if (kind == Kind::cpu_sample) required = {"start"};
-  if (kind == Kind::cuda_event || kind == Kind::diagnostic || kind == Kind::gpu_metric) required = {"timestamp"};
-  if (kind == Kind::cuda_event && !t->has("timestamp")) {
-    out.push_back(std::make_unique<UnplaceableRows>(db, catalog, kind, table));
+  if (spec.time_may_be_absent && !t->has(spec.time)) {
+    out.push_back(std::make_unique<UnplaceableRows>(db, catalog, kind, source.table));
     return;
   }
-  for (const char* column : required) {
+  for (const char* column : required_columns(kind)) {
     if (t->has(column)) continue;
-    Statement any(db, "SELECT 1 FROM " + catalog.schema().qualified(table) + " LIMIT 1");
+    Statement any(db, "SELECT 1 FROM " + catalog.schema().qualified(source.table) + " LIMIT 1");
     if (!any.step()) return;  // an empty table, whatever its columns
     throw Error(fmt::format("nsystrace: table {} has no column '{}' (an export schema this version does not know?), "
                             "so its rows cannot be placed on a timeline",
-                            table, column));
+                            source.table, column));
   }
   if (filter.pid) {
     std::optional<int64_t> pid = pid_in_report(*filter.pid, report.index);
     if (!pid) return;  // another report's process
     bool pid_is_gpu = *pid >= kGpuPidBase;
-    if (pid_is_gpu != source.gpu) return;  // a GPU pid cannot match CPU events and vice versa
+    if (pid_is_gpu != is_gpu(kind)) return;  // a GPU pid cannot match CPU events and vice versa
   }
-  out.push_back(source.open(db, catalog, *t, filter, report, kind, source.tag));
+  std::unique_ptr<EventSource> reader = reader_of(kind)(db, catalog, *t, filter, report, kind);
+  reader->set_tag(source.tag);
+  out.push_back(std::move(reader));
 }
 
 }  // namespace
@@ -1301,7 +1292,8 @@ std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const Profil
                                                        const ScanFilter& filter, const ReportContext& report) {
   std::vector<std::unique_ptr<EventSource>> out;
   if (filter.impossible) return out;
-  for (const SourceTable& source : kSourceTables) open_one(out, db, catalog, filter, report, source);
+  for (const RowSource& source : kRowSources)
+    if (source.table != nullptr) open_one(out, db, catalog, filter, report, source);  // derived: not read
   return out;
 }
 

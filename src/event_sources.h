@@ -108,24 +108,29 @@ class EventSource {
   // For a StringIds reference column whose name can also be a "[missing string N]" placeholder.
   std::string string_column_condition(const char* column, const NameMatch& m, Binds& binds) const;
   std::string string_expression_condition(const std::string& expr, const NameMatch& m, Binds& binds) const;
-  // How a pid constraint reads on a table: GPU device, thread (globalTid) or process (globalPid).
-  enum class PidColumn { device, thread, process, metric_type };
-  // The columns a reader reads as a row's global_tid and correlation_id: the reader's select list and the pushed
-  // down global_tid / global_pid / correlation_id conditions both take them from its Shape.
-  static constexpr const char* kThreadId = "globalTid";
-  static constexpr const char* kProcessId = "globalPid";
-  static constexpr const char* kCorrelationId = "correlationId";
-  // Where and how a reader reads: the table (or a subquery over it, as `from_sql`), its time column, its end
-  // column ("" for instants).
+  // Where and how a reader reads: its kind's declaration (shape_of) gives the time, end, pid and id columns; the
+  // reader adds which rows of the table are its rows (`extra_where`) and, for an end it computes, the subquery
+  // that computes it (`from_sql`, its `end` naming the computed column).
   struct Shape {
-    PidColumn pid = PidColumn::thread;
+    PidColumn pid = PidColumn::thread;  // how a pid constraint reads on the table
     std::string extra_where;
-    std::string time = "start";
-    std::string end = "end";
+    std::string time;
+    std::string end;                      // "" for points
     std::string from_sql;                 // default: the table itself
-    const char* global_id = kThreadId;    // read as global_tid (nullptr: the kind has none)
+    const char* global_id = nullptr;      // read as global_tid (nullptr: the kind has none)
     const char* correlation = nullptr;    // read as correlation_id (nullptr: the kind has none)
   };
+  static Shape shape_of(Kind kind, std::string extra_where = "") {
+    const KindSpec& k = kind_spec(kind);
+    Shape s;
+    s.pid = k.pid;
+    s.extra_where = std::move(extra_where);
+    s.time = k.time != nullptr ? k.time : "";
+    s.end = k.end != nullptr ? k.end : "";
+    s.global_id = k.global_id;
+    s.correlation = k.correlation;
+    return s;
+  }
   // The integer column of one of these Shape fields (nullptr: NULL) in a reader's select list.
   static int read_column(SelectBuilder& b, const char* column) {
     return column != nullptr ? b.column(column) : b.expression("NULL");

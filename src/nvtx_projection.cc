@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "src/export_model.h"
 #include "src/progress.h"
 #include "src/statement.h"
 
@@ -118,7 +119,8 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     int rowid = b.expression("rowid"), start = b.column("start"), end = b.column("end"), tid = b.column("globalTid"),
         end_tid = b.column("endGlobalTid"), type = b.column("eventType"), domain = b.column("domainId");
     Statement s(db, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
-                        " WHERE eventType IN (59, 60, 70, 71) AND start IS NOT NULL AND globalTid IS NOT NULL");
+                        " WHERE eventType IN (" + nvtx_types_sql(kNvtxRanges) +
+                        ") AND start IS NOT NULL AND globalTid IS NOT NULL");
     while (s.step()) {
       reading.update(++read);
       ProjectedRange r;
@@ -131,7 +133,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       r.unclosed = !stored_end;
       r.end = r.unclosed ? catalog.profile_end(db) : std::max(r.start, *stored_end);
       int64_t event_type = s.int64(type);
-      r.start_end = event_type == 60 || event_type == 71;
+      r.start_end = nvtx_type_is(event_type, NvtxRole::start_end_range);
       r.domain_id = static_cast<int32_t>(s.int64(domain));  // NULL: the default domain, 0
       all.push_back(r);
     }

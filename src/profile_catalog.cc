@@ -3,16 +3,17 @@
 #include <algorithm>
 #include <climits>
 
+#include "src/export_model.h"
 #include "src/statement.h"
 
 namespace nsystrace {
 
+// The tables of export_model.def's ROW_SOURCE lines, in merge order: the derived sources come last and have no table
+// (nullptr), so the first nullptr ends the list.
 const char* const kEventTables[] = {
-    "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",  "CUPTI_ACTIVITY_KIND_MEMSET",
-    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "OSRT_API", "SCHED_EVENTS",
-    "CUPTI_ACTIVITY_KIND_CUDA_EVENT", "DIAGNOSTIC_EVENT", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUDNN_EVENTS",
-    "CUBLAS_EVENTS", "CUDA_GRAPH_EVENTS", "CUDA_GRAPH_NODE_EVENTS", "MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS",
-    "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS", "GPU_METRICS", "COMPOSITE_EVENTS", nullptr};
+#define ROW_SOURCE(kind, table, tag) table,
+#include "src/export_model.def"
+    nullptr};
 
 void StringTable::load(sqlite3* db, const ExportSchema& schema) {
   const TableInfo* t = schema.table("StringIds");
@@ -103,9 +104,9 @@ void ProfileCatalog::load_nvtx_definitions(sqlite3* db) {
   SelectBuilder b(*t);
   int type = b.column("eventType"), text = b.column("text"), text_id = b.column("textId"),
       domain = b.column("domainId"), category = b.column("category"), global_tid = b.column("globalTid");
-  // 75 = domain create (text = domain name), 33 = category definition (category = id, text = name).
+  // Domain names (text = domain name) and category names (category = id, text = name).
   Statement s(db, "SELECT " + b.select_list() + " FROM " + schema_.qualified("NVTX_EVENTS") +
-                      " WHERE eventType IN (33, 75)");
+                      " WHERE eventType IN (" + nvtx_types_sql(kNvtxDefinitions) + ")");
   while (s.step()) {
     std::string name;
     if (!s.is_null(text)) {
@@ -120,7 +121,7 @@ void ProfileCatalog::load_nvtx_definitions(sqlite3* db) {
     int64_t dom = s.is_null(domain) ? 0 : s.int64(domain);
     // Numbered per process: another process may define the same domainId under another name.
     int64_t process = global_pid_of(s.is_null(global_tid) ? 0 : s.int64(global_tid));
-    if (s.int64(type) == 75)
+    if (nvtx_type_is(s.int64(type), NvtxRole::domain_name))
       nvtx_domains_[{process, dom}] = std::move(name);
     else if (!s.is_null(category))
       nvtx_categories_[{process, dom, s.int64(category)}] = std::move(name);

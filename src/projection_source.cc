@@ -42,7 +42,7 @@ class ProjectionSource final : public EventSource {
       return a.range < b.range;
     });
     event_.kind = Kind::nvtx_kernel;
-    set_tag(static_cast<int>(Kind::nvtx_kernel));  // rowid tag 6: see kSourceTables
+    set_tag(derived_rowid_tag(Kind::nvtx_kernel));  // ROW_SOURCE in export_model.def
     event_.placement = Placement::gpu_nvtx;
     event_.has_global_id = true;
   }
