@@ -351,7 +351,46 @@ TEST(PerfettoTraceFixtures, ExtremeTimesAreDrawnWithinTheViewersRange) {
   Decoded d = decode_trace(fixture_trace(db, "where name = 'int64 max mark'"));
   ASSERT_EQ(d.events.size(), 1u);
   EXPECT_EQ(d.events[0].ts, kLatest);
+  ASSERT_TRUE(d.events[0].args.count("recorded_ts_ns"));
   EXPECT_EQ(static_cast<int64_t>(d.events[0].args.at("recorded_ts_ns").varint), INT64_MAX);
+}
+
+// A second report whose session started later is shifted onto the first one's clock: hostile.sql's kernel
+// [9223372036854775000, INT64_MAX] then starts at INT64_MAX (saturated) and its end, start + duration, is past
+// int64. The writer drew it with a wrapped end before its start, on a clock run backwards by a wrapped delta
+// (signed overflow: UBSan stops there in the sanitized build). Now it is drawn at the latest time, its recorded
+// times in args.
+TEST(PerfettoTraceFixtures, AReportShiftedPastInt64IsDrawnAtTheLatestTime) {
+  testdb::TempDir dir("nsystrace_pf_shift");
+  for (const char* name : {"main", "late"}) {
+    testdb::Db make(dir.file(std::string(name) + ".sqlite"), false, true);
+    make.exec_file(testdb::source_dir() + "/tests/fixtures/hostile.sql");
+    make.exec(std::string("create table TARGET_INFO_SESSION_START_TIME(utcEpochNs integer); insert into "
+                          "TARGET_INFO_SESSION_START_TIME values (") +
+              (name == std::string("main") ? "1767225600000000000" : "1767225605000000000") + ")");
+  }
+  testdb::Db db(dir.file("main.sqlite"));
+  db.exec("attach 'file:" + dir.file("late.sqlite") + "?mode=ro' as late");
+  const std::string where = "where schema = 'late' and kind = 'kernel'";
+  ASSERT_EQ(db.integer("select count(*) from trace_events " + where + " and ts = 9223372036854775807 and dur = 807"), 1);
+  std::string trace = fixture_trace(db, where);
+  Decoded d = decode_trace(trace);
+  for (const auto& p : d.problems) ADD_FAILURE() << p;
+  constexpr int64_t kLatest = 9223372036854000000;  // viewer_time.h
+  int64_t last = 0;
+  int at_latest = 0;
+  for (const auto& e : d.events) {
+    EXPECT_GE(e.ts, last) << "the clock ran backwards";
+    last = e.ts;
+    EXPECT_LE(e.ts, kLatest);
+    if (e.type == 1 && e.ts == kLatest) {
+      ++at_latest;
+      ASSERT_TRUE(e.args.count("recorded_ts_ns"));
+      EXPECT_EQ(static_cast<int64_t>(e.args.at("recorded_ts_ns").varint), INT64_MAX);
+      EXPECT_EQ(static_cast<int64_t>(e.args.at("recorded_dur_ns").varint), 807);
+    }
+  }
+  EXPECT_EQ(at_latest, 1);
 }
 
 }  // namespace

@@ -315,7 +315,7 @@ TEST_F(TraceFileTest, ALinkPlantedAtTheTemporaryNameIsNeverFollowed) {
   ASSERT_EQ(symlink(victim.c_str(), old_name.c_str()), 0);
   EXPECT_GT(db.integer("select chrome_trace_file('" + path + "') from trace_events where kind = 'kernel'"), 100);
   EXPECT_GT(db.integer("select perfetto_trace_file('" + path + "') from trace_events where kind = 'kernel'"), 100);
-  EXPECT_EQ(read_file(victim), "precious");
+  EXPECT_TRUE(read_file(victim) == "precious") << "the link's target was overwritten";
   EXPECT_EQ(count_files(dir, "trace.json."), 1) << "only the planted link is left beside the trace";
 
   // A guessed name of the present scheme: skipped for another, the link and its target left alone.
@@ -333,7 +333,7 @@ TEST_F(TraceFileTest, ALinkPlantedAtTheTemporaryNameIsNeverFollowed) {
   struct stat st;
   ASSERT_EQ(lstat(temp.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
-  EXPECT_EQ(read_file(victim), "precious");
+  EXPECT_TRUE(read_file(victim) == "precious") << "the link's target was overwritten";
   unlink(temp.c_str());
   // A name that is taken every time is a clear error naming the file, not an endless loop.
   auto always = [] { return uint64_t{0x1234}; };
@@ -344,7 +344,7 @@ TEST_F(TraceFileTest, ALinkPlantedAtTheTemporaryNameIsNeverFollowed) {
     EXPECT_NE(std::string(e.what()).find("chrome_trace_file(): cannot create '" + guessed + "'"), std::string::npos)
         << e.what();
   }
-  EXPECT_EQ(read_file(victim), "precious");
+  EXPECT_TRUE(read_file(victim) == "precious") << "the link's target was overwritten";
 }
 
 // Two file aggregates on one path in one query each write their own temporary file and rename a whole trace into
