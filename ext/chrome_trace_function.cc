@@ -460,6 +460,7 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
     o.raw("event_counts", counts);
     o.integer("flows", static_cast<int64_t>(agg->writer->flows()));
     if (uint64_t n = agg->writer->clamped_to_zero()) o.integer("events_clamped_to_zero", static_cast<int64_t>(n));
+    if (uint64_t n = agg->writer->clamped_to_latest()) o.integer("events_clamped_to_latest", static_cast<int64_t>(n));
   }
   o.close();
   return json;

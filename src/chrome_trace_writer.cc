@@ -59,10 +59,14 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   }
   ++*last_kind_count_;
 
-  // Perfetto drops every event with a negative timestamp (nsys records some before the session start). Such an
-  // event is drawn at 0, ending where it ended (or at 0), and keeps its recorded times in args.
-  auto [ts, dur, clamped] = viewer_time(ev.ts, ev.has_dur, ev.dur);
-  clamped_ += clamped;
+  // Perfetto drops every event with a negative timestamp (nsys records some before the session start) and every
+  // one it reads past 2^63 ns: such an event is drawn inside [0, kLatestViewerTs] and keeps its recorded times in
+  // args (viewer_time.h).
+  ViewerTime drawn = viewer_time(ev.ts, ev.has_dur, ev.dur);
+  const int64_t ts = drawn.ts, dur = drawn.dur;
+  const bool clamped = drawn.moved();
+  clamped_ += drawn.before_zero;
+  clamped_late_ += drawn.after_latest;
   out_.append("{\"name\":");
   append_json_string(out_, ev.name);
   out_.append(",\"cat\":");
@@ -107,7 +111,7 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   if (const ApiCall* call = flows_.link(ev.kind_id, ev.flow, ev.ts, endpoint).launched_by) {
     uint64_t id = ++flow_ids_;
     flow_event('s', id, static_cast<int64_t>(call->endpoint >> 32), static_cast<int32_t>(call->endpoint), call->ts);
-    flow_event('f', id, ev.pid, ev.tid, ev.ts);
+    flow_event('f', id, ev.pid, ev.tid, ev.ts);  // recorded times: flow_event() draws them where add() did
   }
 }
 
@@ -122,7 +126,7 @@ void ChromeTraceWriter::flow_event(char phase, uint64_t id, int64_t pid, int64_t
   out_.append(",\"tid\":");
   append_int(out_, tid);
   out_.append(",\"ts\":");
-  append_ns_as_us(out_, std::max<int64_t>(0, ts));  // the end of a slice drawn at 0 (see add())
+  append_ns_as_us(out_, viewer_time(ts, false, 0).ts);  // where add() drew the slice it binds to
   out_.push_back('}');
 }
 

@@ -74,6 +74,8 @@ class ChromeTraceWriter {
   // Events recorded before time 0 (Perfetto drops negative timestamps): drawn at 0, their recorded ts and dur in
   // args (recorded_ts_ns, recorded_dur_ns).
   uint64_t clamped_to_zero() const { return clamped_; }
+  // Events starting or ending after kLatestViewerTs (viewer_time.h), drawn up to it, their recorded times in args.
+  uint64_t clamped_to_latest() const { return clamped_late_; }
   const std::map<std::string, uint64_t, std::less<>>& kind_counts() const { return kind_counts_; }
 
  private:
@@ -83,7 +85,7 @@ class ChromeTraceWriter {
 
   OutputBuffer& out_;
   bool first_ = true;
-  uint64_t events_ = 0, flow_ids_ = 0, clamped_ = 0;
+  uint64_t events_ = 0, flow_ids_ = 0, clamped_ = 0, clamped_late_ = 0;
   std::map<std::string, uint64_t, std::less<>> kind_counts_;
   std::string_view last_kind_;           // a cache in front of kind_counts_: rows come in runs of a kind
   uint64_t* last_kind_count_ = nullptr;

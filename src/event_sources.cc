@@ -1066,7 +1066,13 @@ class CudaEventSource final : public GpuSource {
     return may_start_with(m, "CUDA event") ? "1" : "0";
   }
   bool read_row() override {
-    read_gpu(gpu_, Placement::gpu_stream);
+    // An instant (a timestamp, no end): read_gpu() would take its missing end for an invalid one.
+    read_interval(/*end_may_be_null=*/true);
+    event_.placement = Placement::gpu_stream;
+    event_.device_id = stmt_.int64(gpu_.device);
+    event_.stream_id = stmt_.int64(gpu_.stream);
+    read_optional(gpu_.global_pid, event_.has_global_id, event_.global_id);
+    read_optional(gpu_.correlation, event_.has_correlation, event_.correlation_id);
     event_.dur = 0;
     std::optional<int64_t> event = stmt_.optional_int64(event_id_);
     name_scratch_ = event ? fmt::format("CUDA event {}", *event) : "CUDA event";

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "src/statement.h"
 #include "src/viewer_time.h"
 
 namespace nsystrace {
@@ -23,7 +24,7 @@ constexpr uint64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
 namespace Legacy { constexpr uint32_t bind_id = 8, flow_direction = 13; constexpr uint64_t kFlowIn = 1, kFlowOut = 2; }
 namespace Annotation {
 constexpr uint32_t name_iid = 1, bool_value = 2, uint_value = 3, int_value = 4, double_value = 5,
-                   legacy_json_value = 9, array_values = 12, string_value_iid = 17;
+                   array_values = 12, string_value_iid = 17;
 }
 namespace Interned {
 constexpr uint32_t event_categories = 1, event_names = 2, debug_annotation_names = 3, debug_annotation_string_values = 29,
@@ -76,9 +77,10 @@ class PerfettoTraceWriter::Annotations final : public ArgsSink {
     uint64_t iid = w_.intern(w_.arg_strings_, v, Interned::debug_annotation_string_values);
     return one(key, Annotation::string_value_iid, iid);
   }
+  // A null: the annotation's name without a value, which Perfetto reads as it reads a JSON null (no arg). A
+  // legacy_json_value "null" makes its importer abort (v58).
   ArgsSink& null(std::string_view key) override {
     open(key);
-    w_.packet_.bytes_field(Annotation::legacy_json_value, "null");
     return close();
   }
   ArgsSink& triple(std::string_view key, int64_t a, int64_t b, int64_t c) override {
@@ -145,8 +147,15 @@ PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out) : out_(out) {
 }
 
 void PerfettoTraceWriter::begin_packet(int64_t ts) {
+  // The clock only moves forward (rows come in time order, viewer_time() keeps it): a delta that is negative or
+  // does not fit would be a wrong time in the trace, so it is an error instead.
+  int64_t delta;
+  if (__builtin_sub_overflow(ts, last_ts_, &delta) || delta < 0)
+    throw Error(fmt::format("nsystrace: perfetto trace: an event at {} ns comes after one at {} ns (rows out of time "
+                            "order)",
+                            ts, last_ts_));
   packet_.begin(Trace::packet);
-  packet_.varint_field(Packet::timestamp, static_cast<uint64_t>(ts - last_ts_));  // packets come in time order
+  packet_.varint_field(Packet::timestamp, static_cast<uint64_t>(delta));
   last_ts_ = ts;
   packet_.varint_field(Packet::trusted_packet_sequence_id, kSequence);
 }
@@ -366,8 +375,11 @@ void PerfettoTraceWriter::end_slices_until(int64_t ts) {
 void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   ++events_;
   ++kind_counts_[kind_name(row.kind)];
-  auto [ts, dur, clamped] = viewer_time(row.ts, row.has_dur, row.dur);
-  clamped_ += clamped;
+  ViewerTime drawn = viewer_time(row.ts, row.has_dur, row.dur);
+  const int64_t ts = drawn.ts, dur = drawn.dur;
+  const bool clamped = drawn.moved();
+  clamped_ += drawn.before_zero;
+  clamped_late_ += drawn.after_latest;
   end_slices_until(ts);
 
   if (row.kind == Kind::gpu_metric) {  // a counter sample: its value is its one arg
@@ -432,7 +444,13 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   }
   packet_.end();
   end_packet();
-  if (row.has_dur) ends_.push(PendingEnd{ts + dur, ++begun_, uuid});
+  if (row.has_dur) {
+    int64_t end;  // within [0, kLatestViewerTs] (viewer_time), unless a row breaks that promise
+    if (__builtin_add_overflow(ts, dur, &end) || dur < 0)
+      throw Error(fmt::format("nsystrace: perfetto trace: '{}' at {} ns has a duration of {} ns, which no trace can "
+                              "hold", row.name, row.ts, row.dur));
+    ends_.push(PendingEnd{end, ++begun_, uuid});
+  }
 }
 
 void PerfettoTraceWriter::finish(std::string_view metadata_json) {

@@ -8,7 +8,8 @@
 //  - each slice as a SLICE_BEGIN and a SLICE_END packet, instants as INSTANT, GPU metrics as counter tracks with
 //    COUNTER values; its kind as the category; its args as typed debug annotations (ints stay ints);
 //  - flows from a CUDA API call to the GPU work it launched (legacy bind ids, one arrow per GPU operation);
-//  - events recorded before 0 at 0 with their recorded times in args (viewer_time.h), as in the JSON;
+//  - events recorded before 0 at 0, and those after the latest time a viewer holds at it, with their recorded
+//    times in args (viewer_time.h), as in the JSON;
 //  - the trace-wide metadata (the JSON's otherData) as trace metadata (ChromeEventBundle.metadata "nsystrace").
 // Compact: names, categories, arg names and string arg values are interned; every packet is written in time order
 // on one sequence, so timestamps are deltas on an incremental clock (a few bytes each) and track uuids small ints.
@@ -45,6 +46,7 @@ class PerfettoTraceWriter {
   uint64_t events() const { return events_; }
   uint64_t flows() const { return flows_.flows(); }
   uint64_t clamped_to_zero() const { return clamped_; }
+  uint64_t clamped_to_latest() const { return clamped_late_; }
   const std::map<std::string, uint64_t, std::less<>>& kind_counts() const { return kind_counts_; }
 
  private:
@@ -106,7 +108,7 @@ class PerfettoTraceWriter {
   std::pair<int32_t, std::string> counter_key_;
   FlowLinker flows_;  // endpoints: bind ids of the calls' flows
   uint64_t next_flow_ = 1;
-  uint64_t events_ = 0, clamped_ = 0;
+  uint64_t events_ = 0, clamped_ = 0, clamped_late_ = 0;
   std::map<std::string, uint64_t, std::less<>> kind_counts_;
   std::map<int32_t, int32_t> process_ranks_;  // pid -> its rank among the processes seen (Chrome's order)
 };

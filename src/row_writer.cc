@@ -34,6 +34,7 @@ class ChromeRows final : public RowWriter {
   uint64_t events() const override { return w_.events(); }
   uint64_t flows() const override { return w_.flows(); }
   uint64_t clamped_to_zero() const override { return w_.clamped_to_zero(); }
+  uint64_t clamped_to_latest() const override { return w_.clamped_to_latest(); }
   const std::map<std::string, uint64_t, std::less<>>& kind_counts() const override { return w_.kind_counts(); }
   ChromeTraceWriter* chrome() override { return &w_; }
 
@@ -51,6 +52,7 @@ class PerfettoRows final : public RowWriter {
   uint64_t events() const override { return w_.events(); }
   uint64_t flows() const override { return w_.flows(); }
   uint64_t clamped_to_zero() const override { return w_.clamped_to_zero(); }
+  uint64_t clamped_to_latest() const override { return w_.clamped_to_latest(); }
   const std::map<std::string, uint64_t, std::less<>>& kind_counts() const override { return w_.kind_counts(); }
 
  private:

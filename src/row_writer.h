@@ -24,6 +24,7 @@ class RowWriter {
   virtual uint64_t events() const = 0;
   virtual uint64_t flows() const = 0;
   virtual uint64_t clamped_to_zero() const = 0;
+  virtual uint64_t clamped_to_latest() const = 0;  // see viewer_time.h
   virtual const std::map<std::string, uint64_t, std::less<>>& kind_counts() const = 0;
   // The Chrome writer behind this one, for explicit-form rows; nullptr for other formats.
   virtual ChromeTraceWriter* chrome() { return nullptr; }

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +32,19 @@ std::string canonical_target(const std::string& path) {
 
 bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
 
+// 64 unpredictable bits for a temporary name: the kernel's, else (no getrandom) the clock, the pid and a counter
+// mixed (still unique within the process; O_EXCL keeps it safe either way).
+uint64_t random_bits() {
+  uint64_t v = 0;
+  if (getrandom(&v, sizeof v, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof v)) return v;
+  static std::atomic<uint64_t> counter{0};
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  v = (static_cast<uint64_t>(t.tv_sec) * 1000000007u) ^ static_cast<uint64_t>(t.tv_nsec) ^
+      (static_cast<uint64_t>(getpid()) << 40) ^ (++counter * 0x9E3779B97F4A7C15u);
+  return v;
+}
+
 bool starts_like_sqlite(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) return false;
@@ -43,6 +59,20 @@ bool gzip_name(const std::string& path) {
   if (path.size() < 3) return false;
   std::string tail = path.substr(path.size() - 3);
   return tail[0] == '.' && (tail[1] == 'g' || tail[1] == 'G') && (tail[2] == 'z' || tail[2] == 'Z');
+}
+
+int create_exclusive_temp(const std::string& function, const std::string& path, std::string& temp_path,
+                          const std::function<uint64_t()>& random) {
+  constexpr int kAttempts = 16;  // a taken name is someone else's file or link: try another, a few times
+  int err = 0;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    temp_path = fmt::format("{}.{}.{:016x}.partial", path, static_cast<long>(getpid()), random ? random() : random_bits());
+    int fd = open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
+    err = errno;
+    if (err != EEXIST && err != ELOOP) break;  // ELOOP: a link planted at the name (O_NOFOLLOW)
+  }
+  throw Error(fmt::format("nsystrace: {}: cannot create '{}': {}", function, temp_path, std::strerror(err)));
 }
 
 void check_not_a_database(const std::string& function, const std::string& path,
@@ -74,28 +104,35 @@ TraceFile::TraceFile(std::string path, std::vector<std::string> database_files, 
     : path_(std::move(path)), function_(std::move(function)), database_files_(std::move(database_files)) {
   if (path_.empty()) throw Error(fmt::format("nsystrace: {}: the file name is empty", function_));
   check_not_a_database(function_, path_, database_files_);
-  temp_path_ = fmt::format("{}.partial-{}", path_, static_cast<long>(getpid()));
-  file_ = std::fopen(temp_path_.c_str(), "wb");
-  if (file_ == nullptr)
-    throw Error(fmt::format("nsystrace: {}: cannot create '{}': {}", function_, temp_path_, std::strerror(errno)));
+  int fd = create_exclusive_temp(function_, path_, temp_path_);
+  struct stat created;
+  file_ = fstat(fd, &created) == 0 ? fdopen(fd, "wb") : nullptr;
+  if (file_ == nullptr) {
+    int err = errno;
+    close(fd);
+    unlink(temp_path_.c_str());
+    throw Error(fmt::format("nsystrace: {}: cannot create '{}': {}", function_, temp_path_, std::strerror(err)));
+  }
   if (gzip_name(path_)) {
-    int fd = dup(fileno(file_));
-    gz_ = fd >= 0 ? gzdopen(fd, "wb1") : nullptr;  // level 1: gzip is for size on disk, speed matters more
+    int gz_fd = fcntl(fileno(file_), F_DUPFD_CLOEXEC, 0);  // gzip writes through its own descriptor
+    gz_ = gz_fd >= 0 ? gzdopen(gz_fd, "wb1") : nullptr;  // level 1: gzip is for size on disk, speed matters more
     if (gz_ == nullptr) {
-      if (fd >= 0) close(fd);
+      if (gz_fd >= 0) close(gz_fd);
       std::fclose(file_);
       file_ = nullptr;
-      std::remove(temp_path_.c_str());
+      unlink(temp_path_.c_str());
       throw Error(fmt::format("nsystrace: {}: cannot start gzip on '{}'", function_, temp_path_));
     }
     gzbuffer(static_cast<gzFile>(gz_), 1 << 20);
   }
+  temp_device_ = created.st_dev;
+  temp_inode_ = created.st_ino;
 }
 
 TraceFile::~TraceFile() {
   if (gz_ != nullptr) gzclose(static_cast<gzFile>(gz_));
   if (file_ != nullptr) std::fclose(file_);
-  if (!committed_) std::remove(temp_path_.c_str());
+  if (!committed_) unlink(temp_path_.c_str());  // the temporary file is ours (created exclusively): never a link
 }
 
 void TraceFile::write(const char* data, size_t size) {
@@ -154,12 +191,19 @@ uint64_t TraceFile::commit() {
   if (rc != 0)
     throw Error(fmt::format("nsystrace: {}: closing '{}' failed: {}", function_, temp_path_, std::strerror(errno)));
   check_not_a_database(function_, path_, database_files_);  // nothing may have become one meanwhile
+  // What is renamed must still be the file created above, not a link or file put in its place since.
+  struct stat temp;
+  if (lstat(temp_path_.c_str(), &temp) != 0 || !S_ISREG(temp.st_mode) || temp.st_dev != temp_device_ ||
+      temp.st_ino != temp_inode_)
+    throw Error(fmt::format("nsystrace: {}: '{}' was replaced or removed while the trace was written; '{}' is left "
+                            "as it was",
+                            function_, temp_path_, path_));
+  // rename() replaces the directory entry `path` itself: a link there is replaced, never followed.
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0)
     throw Error(fmt::format("nsystrace: {}: cannot rename '{}' to '{}': {}", function_, temp_path_, path_,
                             std::strerror(errno)));
   committed_ = true;
-  struct stat st;
-  return stat(path_.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+  return static_cast<uint64_t>(temp.st_size);
 }
 
 }  // namespace nsystrace

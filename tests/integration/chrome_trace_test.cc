@@ -1,6 +1,7 @@
 // chrome_trace(*) and the explicit form on a tiny hand-made export whose every value is checked by hand.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -431,4 +432,52 @@ TEST_F(QueryShapes, TheFileFunctionsTakeTheRowToo) {
   EXPECT_GT(db.integer("select perfetto_trace_file('" + tmp.file("p.pftrace") + "', 0, event) from trace_events"), 0);
 }
 
+// Perfetto's JSON importer turns "ts" and "dur" into nanoseconds as llround(double(text) * 1000), and drops an event
+// whose time comes out negative (trace_sorter_negative_timestamp_dropped): near 2^63 ns the double rounds past it
+// and wraps. Every event of a trace must come out in [0, 2^63), its end too, whatever the profile's times.
+bool perfetto_reads_in_range(const std::string& us_text, double* ns) {
+  double v = std::strtod(us_text.c_str(), nullptr) * 1000.0;
+  *ns = v;
+  return v >= 0 && v < 9223372036854775808.0;  // 2^63
+}
+
+TEST(ChromeTraceTimes, EveryEventLandsOnPerfettosClock) {
+  for (const char* fixture : {"negative_times", "hostile"}) {
+    testdb::Db db;
+    db.exec_file(testdb::source_dir() + "/tests/fixtures/" + fixture + ".sql");
+    std::string json = db.text("select chrome_trace(*) from trace_events");
+    testtrace::TraceSummary t = testtrace::check_trace(json);
+    for (const auto& p : t.problems) ADD_FAILURE() << fixture << ": " << p;
+    int checked = 0;
+    for (const testjson::Value& e : t.root.get("traceEvents")->items) {
+      const testjson::Value* ts = e.get("ts");
+      if (ts == nullptr) continue;  // metadata
+      ++checked;
+      double start = 0, dur = 0;
+      EXPECT_TRUE(perfetto_reads_in_range(ts->text, &start)) << fixture << ": '" << e.str("name") << "' ts " << ts->text;
+      if (const testjson::Value* d = e.get("dur")) {
+        EXPECT_TRUE(perfetto_reads_in_range(d->text, &dur)) << fixture << ": '" << e.str("name") << "' dur " << d->text;
+        EXPECT_LT(start + dur, 9223372036854775808.0) << fixture << ": '" << e.str("name") << "' ends past 2^63 ns";
+      }
+    }
+    EXPECT_GT(checked, 5) << fixture;
+  }
+  // The mark recorded at INT64_MAX ns is drawn at the latest time a viewer holds, its recorded time in args, and
+  // the trace says how many were moved so.
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/tests/fixtures/negative_times.sql");
+  std::string json = db.text("select chrome_trace(*) from trace_events where name = 'int64 max mark'");
+  EXPECT_NE(json.find("\"name\":\"int64 max mark\",\"cat\":\"nvtx\",\"ph\":\"i\",\"s\":\"t\",\"ts\":9223372036854000,"
+                      "\"pid\":100,\"tid\":100,\"args\":{\"recorded_ts_ns\":9223372036854775807}"),
+            std::string::npos)
+      << json;
+  // A slice running past it ends there, keeping its recorded start and duration.
+  testdb::Db hostile;
+  hostile.exec_file(testdb::source_dir() + "/tests/fixtures/hostile.sql");
+  json = hostile.text("select chrome_trace(*) from trace_events where ts > 9000000000000000000");
+  EXPECT_NE(json.find("\"ts\":9223372036854000,\"dur\":0,\"pid\":16777216,\"tid\":7,\"args\":{\"recorded_ts_ns\":"
+                      "9223372036854775000,\"recorded_dur_ns\":807,"),
+            std::string::npos)
+      << json;
+}
 }  // namespace

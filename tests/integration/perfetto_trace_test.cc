@@ -247,4 +247,150 @@ TEST_F(PerfettoTrace, EmptyAndNegativeTimes) {
   EXPECT_EQ(seen, clamped);
 }
 
+
+// The protobuf trace of a fixture export, read back as a BLOB.
+std::string fixture_trace(testdb::Db& db, const std::string& where = "") {
+  std::string out;
+  sqlite3_stmt* s = nullptr;
+  std::string sql = "select perfetto_trace(*) from trace_events " + where;
+  EXPECT_EQ(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(db.get());
+  if (sqlite3_step(s) == SQLITE_ROW)
+    out.assign(static_cast<const char*>(sqlite3_column_blob(s, 0)), static_cast<size_t>(sqlite3_column_bytes(s, 0)));
+  else
+    ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db.get());
+  sqlite3_finalize(s);
+  return out;
+}
+
+// Every DebugAnnotation of the trace, with what it holds: a legacy_json_value (field 9) is never written (Perfetto's
+// importer aborts on a JSON null there), a null is the name alone.
+std::vector<std::string_view> annotations(std::string_view trace) {
+  std::vector<std::string_view> out;
+  for (const Field& packet : testproto::decode(trace))
+    for (const Field& te : testproto::fields(packet.bytes, 11))
+      for (const Field& a : testproto::fields(te.bytes, 4)) out.push_back(a.bytes);
+  return out;
+}
+
+// CUDA events (nsys 2023.4+) are instants: a timestamp, no end, so no "invalid_end". A NULL end where one is
+// required (hostile.sql's kernel at 200) is said with a null arg: in the protobuf, the arg's name without a value.
+TEST(PerfettoTraceFixtures, CudaEventsAreInstantsAndANullArgIsANameWithoutValue) {
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/tests/fixtures/more_kinds.sql");
+  EXPECT_EQ(db.rows("select dur is null, args from trace_events where kind = 'cuda_event'"),
+            (std::vector<std::vector<std::string>>{{"1", "{\"event_id\":42,\"correlation_id\":9,\"context_id\":1}"}}));
+  std::string json = db.text("select chrome_trace(*) from trace_events");
+  EXPECT_EQ(json.find("invalid_end"), std::string::npos);
+  EXPECT_EQ(json.find("rows_with_invalid_end"), std::string::npos) << "no row of more_kinds.sql has an invalid end";
+  Decoded d = decode_trace(fixture_trace(db, "where kind = 'cuda_event'"));
+  for (const auto& p : d.problems) ADD_FAILURE() << p;
+  ASSERT_EQ(d.events.size(), 1u);
+  EXPECT_EQ(d.events[0].type, 3u) << "an instant";
+  EXPECT_EQ(d.events[0].ts, 900);
+  EXPECT_EQ(d.events[0].args.count("invalid_end"), 0u);
+
+  testdb::Db hostile;
+  hostile.exec_file(testdb::source_dir() + "/tests/fixtures/hostile.sql");
+  std::string trace = fixture_trace(hostile, "where kind = 'kernel'");
+  d = decode_trace(trace);
+  for (const auto& p : d.problems) ADD_FAILURE() << p;
+  uint64_t invalid_end = 0;
+  for (const auto& [iid, name] : d.arg_names)
+    if (name == "invalid_end") invalid_end = iid;
+  ASSERT_NE(invalid_end, 0u);
+  int nulls = 0, ints = 0;
+  for (std::string_view a : annotations(trace)) {
+    EXPECT_TRUE(testproto::fields(a, 9).empty()) << "a legacy_json_value";
+    if (testproto::one(a, 1).varint != invalid_end) continue;
+    std::vector<Field> all = testproto::decode(a);
+    if (all.size() == 1) ++nulls;  // the name alone
+    else if (testproto::fields(a, 4).size() == 1 && testproto::one(a, 4).varint == 90) ++ints;
+  }
+  EXPECT_EQ(nulls, 1);  // [200, NULL]
+  EXPECT_EQ(ints, 1);   // [100, 90]
+}
+
+// Times at the limits of int64 (hostile.sql, negative_times.sql): every packet in [0, kLatestViewerTs] on a clock
+// that never runs backwards, every slice ended no earlier than it began, and what could not be drawn where it was
+// recorded keeps its recorded times in args; nothing overflows (UBSan checks this in the sanitized build).
+TEST(PerfettoTraceFixtures, ExtremeTimesAreDrawnWithinTheViewersRange) {
+  constexpr int64_t kLatest = 9223372036854000000;  // viewer_time.h
+  for (const char* fixture : {"hostile", "negative_times"}) {
+    testdb::Db db;
+    db.exec_file(testdb::source_dir() + "/tests/fixtures/" + fixture + ".sql");
+    Decoded d = decode_trace(fixture_trace(db));
+    for (const auto& p : d.problems) ADD_FAILURE() << fixture << ": " << p;
+    std::map<uint64_t, std::vector<int64_t>> open;  // per track: the begin times of its open slices
+    int64_t last = 0;
+    int moved = 0;
+    for (const auto& e : d.events) {
+      EXPECT_GE(e.ts, last) << fixture << ": the clock ran backwards";
+      last = e.ts;
+      EXPECT_GE(e.ts, 0) << fixture;
+      EXPECT_LE(e.ts, kLatest) << fixture;
+      if (e.type == 1) open[e.track].push_back(e.ts);
+      if (e.type == 2) {
+        ASSERT_FALSE(open[e.track].empty()) << fixture << ": an end without a begin";
+        EXPECT_GE(e.ts, open[e.track].back()) << fixture;
+        open[e.track].pop_back();
+      }
+      if (e.args.count("recorded_ts_ns")) {
+        ++moved;
+        int64_t recorded = static_cast<int64_t>(e.args.at("recorded_ts_ns").varint);
+        EXPECT_TRUE(recorded < 0 || recorded > kLatest || e.ts == kLatest) << fixture << ": " << recorded;
+      }
+    }
+    for (const auto& [track, begun] : open) EXPECT_TRUE(begun.empty()) << fixture << ": a slice never ended";
+    EXPECT_EQ(moved, db.integer("select count(*) from trace_events where ts < 0 or ts > " + std::to_string(kLatest) +
+                                " or (dur is not null and ts + dur > " + std::to_string(kLatest) + ")"))
+        << fixture;
+  }
+  // The mark at INT64_MAX: at the latest time, its recorded time in args.
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/tests/fixtures/negative_times.sql");
+  Decoded d = decode_trace(fixture_trace(db, "where name = 'int64 max mark'"));
+  ASSERT_EQ(d.events.size(), 1u);
+  EXPECT_EQ(d.events[0].ts, kLatest);
+  ASSERT_TRUE(d.events[0].args.count("recorded_ts_ns"));
+  EXPECT_EQ(static_cast<int64_t>(d.events[0].args.at("recorded_ts_ns").varint), INT64_MAX);
+}
+
+// A second report whose session started later is shifted onto the first one's clock: hostile.sql's kernel
+// [9223372036854775000, INT64_MAX] then starts at INT64_MAX (saturated) and its end, start + duration, is past
+// int64. The writer drew it with a wrapped end before its start, on a clock run backwards by a wrapped delta
+// (signed overflow: UBSan stops there in the sanitized build). Now it is drawn at the latest time, its recorded
+// times in args.
+TEST(PerfettoTraceFixtures, AReportShiftedPastInt64IsDrawnAtTheLatestTime) {
+  testdb::TempDir dir("nsystrace_pf_shift");
+  for (const char* name : {"main", "late"}) {
+    testdb::Db make(dir.file(std::string(name) + ".sqlite"), false, true);
+    make.exec_file(testdb::source_dir() + "/tests/fixtures/hostile.sql");
+    make.exec(std::string("create table TARGET_INFO_SESSION_START_TIME(utcEpochNs integer); insert into "
+                          "TARGET_INFO_SESSION_START_TIME values (") +
+              (name == std::string("main") ? "1767225600000000000" : "1767225605000000000") + ")");
+  }
+  testdb::Db db(dir.file("main.sqlite"));
+  db.exec("attach 'file:" + dir.file("late.sqlite") + "?mode=ro' as late");
+  const std::string where = "where schema = 'late' and kind = 'kernel'";
+  ASSERT_EQ(db.integer("select count(*) from trace_events " + where + " and ts = 9223372036854775807 and dur = 807"), 1);
+  std::string trace = fixture_trace(db, where);
+  Decoded d = decode_trace(trace);
+  for (const auto& p : d.problems) ADD_FAILURE() << p;
+  constexpr int64_t kLatest = 9223372036854000000;  // viewer_time.h
+  int64_t last = 0;
+  int at_latest = 0;
+  for (const auto& e : d.events) {
+    EXPECT_GE(e.ts, last) << "the clock ran backwards";
+    last = e.ts;
+    EXPECT_LE(e.ts, kLatest);
+    if (e.type == 1 && e.ts == kLatest) {
+      ++at_latest;
+      ASSERT_TRUE(e.args.count("recorded_ts_ns"));
+      EXPECT_EQ(static_cast<int64_t>(e.args.at("recorded_ts_ns").varint), INT64_MAX);
+      EXPECT_EQ(static_cast<int64_t>(e.args.at("recorded_dur_ns").varint), 807);
+    }
+  }
+  EXPECT_EQ(at_latest, 1);
+}
+
 }  // namespace

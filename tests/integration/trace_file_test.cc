@@ -1,15 +1,20 @@
 // chrome_trace_file(): streams the same trace as chrome_trace(*) to a file (gzip for .gz), never leaves a partial
 // file behind, and refuses what chrome_trace(*) refuses. nsystrace_create_indexes(): the one writing function.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
 #include <sstream>
 
+#include "src/statement.h"
+#include "src/trace_file.h"
+#include "tests/support/proto_decode.h"
 #include "tests/support/test_db.h"
 #include "tests/support/trace_check.h"
 
@@ -299,5 +304,77 @@ TEST(ThreadNamesTable, WithoutAPriorityColumn) {
           "create table CUPTI_ACTIVITY_KIND_RUNTIME(start, end, globalTid, correlationId, nameId);"
           "insert into CUPTI_ACTIVITY_KIND_RUNTIME values (1, 2, 281476654432356, 1, 1);");
   EXPECT_EQ(db.rows("select name, thread_name from trace_events"), (std::vector<std::vector<std::string>>{{"k", "th"}}));
+}
+
+// The temporary file is created exclusively: a link planted at the name it used to have (predictable:
+// "<path>.partial-<pid>") or at a name it may have now is never followed, so the link's target is untouched.
+TEST_F(TraceFileTest, ALinkPlantedAtTheTemporaryNameIsNeverFollowed) {
+  std::string victim = dir + "/victim.txt", path = dir + "/trace.json";
+  { std::ofstream(victim) << "precious"; }
+  std::string old_name = path + ".partial-" + std::to_string(getpid());
+  ASSERT_EQ(symlink(victim.c_str(), old_name.c_str()), 0);
+  EXPECT_GT(db.integer("select chrome_trace_file('" + path + "') from trace_events where kind = 'kernel'"), 100);
+  EXPECT_GT(db.integer("select perfetto_trace_file('" + path + "') from trace_events where kind = 'kernel'"), 100);
+  EXPECT_TRUE(read_file(victim) == "precious") << "the link's target was overwritten";
+  EXPECT_EQ(count_files(dir, "trace.json."), 1) << "only the planted link is left beside the trace";
+
+  // A guessed name of the present scheme: skipped for another, the link and its target left alone.
+  uint64_t guesses[] = {0x1234, 0x1234, 0x5678};
+  size_t next = 0;
+  auto pinned = [&] { return guesses[next++]; };
+  std::string guessed = path + "." + std::to_string(getpid()) + ".0000000000001234.partial";
+  ASSERT_EQ(symlink(victim.c_str(), guessed.c_str()), 0);
+  std::string temp;
+  int fd = nsystrace::create_exclusive_temp("chrome_trace_file()", path, temp, pinned);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(temp, path + "." + std::to_string(getpid()) + ".0000000000005678.partial");
+  EXPECT_EQ(write(fd, "x", 1), 1);
+  close(fd);
+  struct stat st;
+  ASSERT_EQ(lstat(temp.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_TRUE(read_file(victim) == "precious") << "the link's target was overwritten";
+  unlink(temp.c_str());
+  // A name that is taken every time is a clear error naming the file, not an endless loop.
+  auto always = [] { return uint64_t{0x1234}; };
+  try {
+    nsystrace::create_exclusive_temp("chrome_trace_file()", path, temp, always);
+    ADD_FAILURE() << "created a file over a link";
+  } catch (const nsystrace::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("chrome_trace_file(): cannot create '" + guessed + "'"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(read_file(victim) == "precious") << "the link's target was overwritten";
+}
+
+// Two file aggregates on one path in one query each write their own temporary file and rename a whole trace into
+// place: the file is exactly one of the two traces (the last renamed), never a mix, and no temporary file is left.
+TEST_F(TraceFileTest, TwoWritersOfOnePathLeaveOneWholeTrace) {
+  const std::string where = " from trace_events where kind in ('kernel', 'cuda_api')";
+  std::string json_alone = dir + "/alone.json", proto_alone = dir + "/alone.pftrace";
+  db.integer("select chrome_trace_file('" + json_alone + "')" + where);
+  db.integer("select perfetto_trace_file('" + proto_alone + "')" + where);
+  std::string json = read_file(json_alone), proto = read_file(proto_alone);
+  ASSERT_FALSE(json.empty());
+  ASSERT_FALSE(proto.empty());
+  struct Case {
+    std::string calls;
+    std::vector<std::string> whole;  // what the file may hold
+  };
+  const std::string p = dir + "/x.pftrace";
+  for (const Case& c : {Case{"perfetto_trace_file('" + p + "'), chrome_trace_file('" + p + "')", {proto, json}},
+                        Case{"chrome_trace_file('" + p + "'), perfetto_trace_file('" + p + "')", {proto, json}},
+                        Case{"chrome_trace_file('" + p + "'), chrome_trace_file('" + p + "', 0)", {json}},
+                        Case{"perfetto_trace_file('" + p + "', 0), perfetto_trace_file('" + p + "')", {proto}}}) {
+    std::remove(p.c_str());
+    std::string err = db.error_of("select " + c.calls + where);
+    EXPECT_EQ(err, "") << c.calls;
+    std::string got = read_file(p);
+    EXPECT_TRUE(std::find(c.whole.begin(), c.whole.end(), got) != c.whole.end())
+        << c.calls << ": the file is no whole trace (" << got.size() << " bytes)";
+    if (got == proto) EXPECT_FALSE(testproto::decode(got).empty());
+    else EXPECT_TRUE(testtrace::check_trace(got).problems.empty()) << c.calls;
+    EXPECT_EQ(count_files(dir, "x.pftrace."), 0) << c.calls << ": a temporary file was left";
+  }
 }
 }  // namespace
