@@ -59,7 +59,7 @@ inline int64_t gpu_metrics_pid(int64_t type_id) { return kGpuMetricsPidBase + (t
 struct ReportContext {
   int index = 0;             // position in the scan's schema list
   std::string schema;        // "main", "rank1", ...
-  int64_t clock_offset = 0;  // added to every timestamp: aligns this report's clock on the first report's
+  int64_t clock_offset = 0;  // added to every timestamp: (its session start - the earliest of the connection's reports)
   bool labelled = false;     // several reports: process names say which report they come from
   StatementCache* statements = nullptr;  // where readers take and give back their statements, if anywhere
 };
