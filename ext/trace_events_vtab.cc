@@ -189,8 +189,12 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
         for (const auto& r : reports_of_connection) filter.schemas.push_back(r.first);
       if (filter.schemas.empty()) filter.schemas.push_back("main");
       for (const std::string& name : filter.schemas) {  // what the query names must exist and be an export
+        bool known = std::any_of(reports_of_connection.begin(), reports_of_connection.end(),
+                                 [&](const auto& r) { return r.first == name; });
+        if (known) continue;
         check_schema_exists(state->db(), name);
         check_is_export(*state->catalog(name), state->db());
+        throw Error("nsystrace: '" + name + "' is not among the connection's reports");  // (not reached)
       }
       std::vector<TimelineScan::Report> reports =
           TimelineScan::align_reports(state->db(), std::move(reports_of_connection), filter.schemas);
