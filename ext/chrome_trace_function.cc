@@ -19,13 +19,13 @@
 #include <vector>
 
 #include "ext/vtab_support.h"
-#include "src/chrome_colors.h"
-#include "src/chrome_trace_writer.h"
-#include "src/progress.h"
-#include "src/row_writer.h"
-#include "src/scan_plan.h"
-#include "src/statement.h"
-#include "src/trace_file.h"
+#include "src/readers/chrome_colors.h"
+#include "src/writers/chrome/chrome_trace_writer.h"
+#include "src/util/progress.h"
+#include "src/writers/row_writer.h"
+#include "src/timeline/scan_plan.h"
+#include "src/sqlite/statement.h"
+#include "src/writers/trace_file.h"
 
 #ifndef NSYSTRACE_VERSION
 #define NSYSTRACE_VERSION "unknown"

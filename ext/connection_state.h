@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "src/nvtx_projection.h"
-#include "src/profile_catalog.h"
-#include "src/sqlite_api.h"
-#include "src/timeline_scan.h"
+#include "src/model/nvtx_projection.h"
+#include "src/model/profile_catalog.h"
+#include "src/sqlite/sqlite_api.h"
+#include "src/timeline/timeline_scan.h"
 
 namespace nsystrace {
 

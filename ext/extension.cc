@@ -6,8 +6,8 @@
 #include <string>
 
 #include "ext/connection_state.h"
-#include "src/profile_indexes.h"
-#include "src/statement.h"
+#include "src/model/profile_indexes.h"
+#include "src/sqlite/statement.h"
 
 #ifndef NSYSTRACE_VERSION
 #define NSYSTRACE_VERSION "unknown"

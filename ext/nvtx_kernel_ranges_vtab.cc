@@ -1,12 +1,12 @@
 // nvtx_kernel_ranges: an eponymous read-only table, one row per NVTX range that launched GPU work, with the GPU
-// extent of that work (see src/nvtx_projection.h for the definition). rowid = the range's rowid in NVTX_EVENTS;
+// extent of that work (see src/model/nvtx_projection.h for the definition). rowid = the range's rowid in NVTX_EVENTS;
 // parent = the rowid of the enclosing range's row.
 #include <fmt/format.h>
 
 #include <memory>
 #include <vector>
 
-#include "src/statement.h"
+#include "src/sqlite/statement.h"
 
 #include "ext/vtab_support.h"
 

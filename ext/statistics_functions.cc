@@ -4,7 +4,7 @@
 #include <type_traits>
 
 #include "ext/connection_state.h"
-#include "src/statistics.h"
+#include "src/util/statistics.h"
 
 namespace nsystrace {
 namespace {

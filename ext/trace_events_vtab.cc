@@ -1,6 +1,6 @@
 // trace_events: an eponymous, read-only virtual table with one row per timeline event of the export. This file only
 // translates between SQLite and the core: the columns and the planner (which constraints the scan applies, the
-// LIMIT, the idxStr tokens that EXPLAIN QUERY PLAN shows) are src/scan_plan.h, the scan src/timeline_scan.h.
+// LIMIT, the idxStr tokens that EXPLAIN QUERY PLAN shows) are src/timeline/scan_plan.h, the scan src/timeline/timeline_scan.h.
 //
 // Hidden parameter columns: `schema` (the reports merged: main and ATTACHed databases) and `derived` (0: the events
 // stored in the profile, 1: the rows nsystrace derives, nvtx_kernel). A query that never names them reads main's
@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "ext/vtab_support.h"
-#include "src/scan_plan.h"
-#include "src/statement.h"
+#include "src/timeline/scan_plan.h"
+#include "src/sqlite/statement.h"
 
 namespace nsystrace {
 namespace {
@@ -47,7 +47,7 @@ OfferedConstraint::Op op_of(unsigned char op) {
   }
 }
 
-// Translates sqlite3_index_info to the planner's terms (src/scan_plan.h) and its plan back.
+// Translates sqlite3_index_info to the planner's terms (src/timeline/scan_plan.h) and its plan back.
 int best_index(sqlite3_index_info* info) {
   std::vector<OfferedConstraint> offered(info->nConstraint);
   std::optional<int64_t> limit_value;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "ext/connection_state.h"
-#include "src/statement.h"
+#include "src/sqlite/statement.h"
 
 namespace nsystrace {
 

@@ -1,4 +1,4 @@
-// src/export_model.def against every real export in ../shared/fixtures/real (nsys 2020 -> 2026.2): the NVTX event
+// src/model/export_model.def against every real export in ../shared/fixtures/real (nsys 2020 -> 2026.2): the NVTX event
 // types are the numbers nsys gives those names (ENUM_NSYS_EVENT_TYPE, 2022.4+), and every declared table that holds
 // rows has the columns its kind requires. Without ../shared the suite skips with a visible message.
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "src/event.h"
+#include "src/model/event.h"
 #include "tests/support/test_db.h"
 
 namespace nsystrace {

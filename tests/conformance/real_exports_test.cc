@@ -105,7 +105,7 @@ TEST_P(RealExport, ConvertsCompletelyAndExactly) {
 }
 
 // An independent, plain-SQL statement of NVIDIA's definition of the NVTX GPU projection (see
-// src/nvtx_projection.h), for comparison row by row: (rowid, gpu_start, gpu_end, gpu_ops, kernels) per range that
+// src/model/nvtx_projection.h), for comparison row by row: (rowid, gpu_start, gpu_end, gpu_ops, kernels) per range that
 // launched work, and the sum and the union of its operations' intervals (gpu_op_time, gpu_busy_time). Built from
 // the tables the export has; "" when it cannot have any row.
 std::string reference_projection_sql(testdb::Db& db) {

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "src/json_writer.h"
+#include "src/writers/json_writer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view input(reinterpret_cast<const char*>(data), size);

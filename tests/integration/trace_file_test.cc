@@ -12,8 +12,8 @@
 #include <functional>
 #include <sstream>
 
-#include "src/statement.h"
-#include "src/trace_file.h"
+#include "src/sqlite/statement.h"
+#include "src/writers/trace_file.h"
 #include "tests/support/proto_decode.h"
 #include "tests/support/test_db.h"
 #include "tests/support/trace_check.h"

@@ -1,5 +1,5 @@
 // ApiCallIndex against a std::map on the orders calls really come in: sorted, nearly sorted, and none at all.
-#include "src/api_call_index.h"
+#include "src/writers/api_call_index.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The declaration of what an export holds (src/export_model.def) against everything that restates or relies on it:
+// The declaration of what an export holds (src/model/export_model.def) against everything that restates or relies on it:
 // the readers (each reads the declared columns of its tables, with the declared rowid tags), the schema check
 // (each required column is required), the README, the Python command's kind list, and the eventType numbers and
 // kind names written in SQL, which cannot include the declaration.
@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "src/event.h"
+#include "src/model/event.h"
 #include "tests/support/test_db.h"
 
 namespace nsystrace {

@@ -2,7 +2,7 @@
 
 #include <climits>
 
-#include "src/json_writer.h"
+#include "src/writers/json_writer.h"
 
 using namespace nsystrace;
 

@@ -1,5 +1,5 @@
 // MappedArray keeps its values through growth, insertion, truncation and moves.
-#include "src/mapped_array.h"
+#include "src/util/mapped_array.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Progress lines: done/total, percent, the time left; silence for quick phases unless the user asked.
 #include <gtest/gtest.h>
 
-#include "src/progress.h"
+#include "src/util/progress.h"
 
 namespace nsystrace {
 namespace {

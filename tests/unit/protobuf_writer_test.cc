@@ -1,5 +1,5 @@
 // The wire format as written by ProtoWriter, read back by an independent decoder (tests/support/proto_decode).
-#include "src/protobuf_writer.h"
+#include "src/writers/perfetto/protobuf_writer.h"
 
 #include <gtest/gtest.h>
 

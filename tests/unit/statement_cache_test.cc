@@ -1,7 +1,7 @@
 // StatementCache: a statement given back is the one taken next for the same SQL, reset and without its bindings.
 #include <gtest/gtest.h>
 
-#include "src/statement.h"
+#include "src/sqlite/statement.h"
 #include "tests/support/test_db.h"
 
 namespace nsystrace {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "src/statistics.h"
+#include "src/util/statistics.h"
 #include "tests/support/test_db.h"
 
 namespace nsystrace {

@@ -2,8 +2,8 @@
 
 #include <random>
 
-#include "src/lane_fitter.h"
-#include "src/track_layout.h"
+#include "src/timeline/lane_fitter.h"
+#include "src/timeline/track_layout.h"
 
 using namespace nsystrace;
 

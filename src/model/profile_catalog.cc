@@ -1,0 +1,315 @@
+#include "src/model/profile_catalog.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "src/model/export_model.h"
+#include "src/sqlite/statement.h"
+
+namespace nsystrace {
+
+// The tables of export_model.def's ROW_SOURCE lines, in merge order: the derived sources come last and have no table
+// (nullptr), so the first nullptr ends the list.
+const char* const kEventTables[] = {
+#define ROW_SOURCE(kind, table, tag) table,
+#include "src/model/export_model.def"
+    nullptr};
+
+void StringTable::load(sqlite3* db, const ExportSchema& schema) {
+  const TableInfo* t = schema.table("StringIds");
+  if (t == nullptr || !t->has("id") || !t->has("value")) return;
+  std::string from = " FROM " + schema.qualified("StringIds");
+  Statement range(db, "SELECT count(*), coalesce(min(id), 0), coalesce(max(id), 0)" + from);
+  range.step();
+  int64_t count = range.int64(0), lo = range.int64(1), hi = range.int64(2);
+  bool dense = lo >= 0 && hi < count * 2 + 1024;
+  Statement rows(db, "SELECT id, value" + from);
+  if (dense) {
+    dense_.resize(static_cast<size_t>(hi) + 1);
+    present_.assign(static_cast<size_t>(hi) + 1, false);
+  }
+  while (rows.step()) {
+    if (rows.is_null(0)) continue;
+    int64_t id = rows.int64(0);
+    std::string_view v = rows.text(1);
+    if (dense && id >= 0 && id <= hi) {
+      dense_[id].assign(v);
+      if (!present_[id]) ++count_;
+      present_[id] = true;
+    } else {
+      auto [it, inserted] = sparse_.emplace(id, std::string(v));
+      if (inserted) ++count_;
+    }
+  }
+}
+
+const std::string* StringTable::find(int64_t id) const {
+  if (id >= 0 && static_cast<uint64_t>(id) < present_.size()) return present_[id] ? &dense_[id] : nullptr;
+  auto it = sparse_.find(id);
+  return it == sparse_.end() ? nullptr : &it->second;
+}
+
+std::shared_ptr<ProfileCatalog> ProfileCatalog::load(sqlite3* db, const std::string& schema) {
+  auto c = std::make_shared<ProfileCatalog>();
+  c->schema_ = ExportSchema::load(db, schema);
+  c->strings_.load(db, c->schema_);
+  c->load_processes_and_threads(db);
+  c->load_gpus(db);
+  c->load_nvtx_definitions(db);
+  c->load_labels(db, "ENUM_CUDA_MEMCPY_OPER", "id", "label", c->memcpy_kinds_);
+  c->load_labels(db, "ENUM_CUDA_MEM_KIND", "id", "label", c->memory_kinds_);
+  c->load_labels(db, "ENUM_CUPTI_SYNC_TYPE", "id", "label", c->sync_types_);
+  c->load_labels(db, "TARGET_INFO_GPU_METRICS", "typeId", "typeName", c->gpu_metric_types_);
+  c->load_labels(db, "ENUM_SAMPLING_THREAD_STATE", "id", "label", c->thread_states_);
+  c->load_export_metadata(db);
+  return c;
+}
+
+void ProfileCatalog::load_processes_and_threads(sqlite3* db) {
+  if (const TableInfo* t = schema_.table("ThreadNames"); t && t->has("globalTid") && t->has("nameId")) {
+    // Several names for one thread: the one of highest priority wins (read last). Old exports have no priority.
+    Statement s(db, "SELECT globalTid, nameId FROM " + schema_.qualified("ThreadNames") +
+                        " WHERE globalTid IS NOT NULL" + (t->has("priority") ? " ORDER BY priority" : ""));
+    while (s.step())
+      if (const std::string* name = strings_.find(s.int64(1))) threads_[s.int64(0)] = *name;
+  }
+  if (const TableInfo* t = schema_.table("PROCESSES"); t && t->has("globalPid") && t->has("name")) {
+    Statement s(db, "SELECT globalPid, name FROM " + schema_.qualified("PROCESSES") +
+                        " WHERE globalPid IS NOT NULL AND name IS NOT NULL");
+    while (s.step()) processes_[process_key_of(s.int64(0))] = std::string(s.text(1));
+  }
+  // Legacy exports have no PROCESSES table: a process is named after its main thread (tid == pid).
+  for (const auto& [global_tid, name] : threads_) {
+    if (os_tid_of(global_tid) == os_pid_of(global_tid)) processes_.emplace(process_key_of(global_tid), name);
+  }
+}
+
+void ProfileCatalog::load_gpus(sqlite3* db) {
+  // 2022.4+: TARGET_INFO_GPU(id, name); up to 2021: TARGET_INFO_GPU(deviceId, name) and TARGET_INFO_CUDA_GPU.
+  for (const char* table : {"TARGET_INFO_CUDA_GPU", "TARGET_INFO_GPU"}) {
+    const TableInfo* t = schema_.table(table);
+    if (t == nullptr || !t->has("name")) continue;
+    const char* key = t->has("id") ? "id" : t->has("deviceId") ? "deviceId" : nullptr;
+    if (key == nullptr) continue;
+    Statement s(db, std::string("SELECT ") + quote_identifier(key) + ", name FROM " + schema_.qualified(table) +
+                        " WHERE name IS NOT NULL");
+    while (s.step())
+      if (!s.is_null(0)) gpus_[s.int64(0)] = std::string(s.text(1));
+  }
+}
+
+void ProfileCatalog::load_nvtx_definitions(sqlite3* db) {
+  const TableInfo* t = schema_.table("NVTX_EVENTS");
+  if (t == nullptr || !t->has("eventType")) return;
+  SelectBuilder b(*t);
+  int type = b.column("eventType"), text = b.column("text"), text_id = b.column("textId"),
+      domain = b.column("domainId"), category = b.column("category"), global_tid = b.column("globalTid");
+  // Domain names (text = domain name) and category names (category = id, text = name).
+  Statement s(db, "SELECT " + b.select_list() + " FROM " + schema_.qualified("NVTX_EVENTS") +
+                      " WHERE eventType IN (" + nvtx_types_sql(kNvtxDefinitions) + ")");
+  while (s.step()) {
+    std::string name;
+    if (!s.is_null(text)) {
+      name = std::string(s.text(text));
+    } else if (!s.is_null(text_id)) {
+      const std::string* r = strings_.find(s.int64(text_id));
+      if (r == nullptr) continue;
+      name = *r;
+    } else {
+      continue;
+    }
+    int64_t dom = s.is_null(domain) ? 0 : s.int64(domain);
+    // Numbered per process: another process may define the same domainId under another name.
+    int64_t process = global_pid_of(s.is_null(global_tid) ? 0 : s.int64(global_tid));
+    if (nvtx_type_is(s.int64(type), NvtxRole::domain_name))
+      nvtx_domains_[{process, dom}] = std::move(name);
+    else if (!s.is_null(category))
+      nvtx_categories_[{process, dom, s.int64(category)}] = std::move(name);
+  }
+}
+
+void ProfileCatalog::load_labels(sqlite3* db, const char* table, const char* key, const char* label,
+                                 std::map<int64_t, std::string>& out) {
+  const TableInfo* t = schema_.table(table);
+  if (t == nullptr || !t->has(key) || !t->has(label)) return;
+  Statement s(db, std::string("SELECT ") + quote_identifier(key) + ", " + quote_identifier(label) + " FROM " +
+                      schema_.qualified(table));
+  while (s.step())
+    if (!s.is_null(0) && !s.is_null(1)) out[s.int64(0)] = std::string(s.text(1));
+}
+
+const ProfileCatalog::StoredOrder& ProfileCatalog::stored_order(sqlite3* db, const std::string& table,
+                                                                const std::string& time, const std::string& end,
+                                                                const std::string& where) const {
+  std::string key = table + " WHERE " + where;
+  auto it = stored_order_.find(key);
+  if (it != stored_order_.end()) return it->second;
+  // A row is a straggler when it sorts before the last row kept: what is kept is then in order by construction.
+  constexpr size_t kMaxStragglers = 4096;
+  StoredOrder order;
+  Statement check(db, "SELECT " + time + ", " + end + ", rowid FROM " + table + " NOT INDEXED WHERE " + where);
+  bool first = true;
+  int64_t last_start = 0, last_end = 0;
+  while (check.step()) {
+    std::optional<int64_t> maybe_start = check.optional_int64(0);
+    if (!maybe_start) continue;  // rows without a start are skipped wherever they are
+    int64_t start = *maybe_start, stop = check.optional_int64(1).value_or(INT64_MAX);  // open: the longest
+    if (!first && (start < last_start || (start == last_start && stop > last_end))) {
+      if (order.stragglers.size() >= kMaxStragglers) {
+        order.nearly_sorted = false;
+        order.stragglers.clear();
+        break;
+      }
+      order.stragglers.push_back(check.int64(2));
+      continue;
+    }
+    first = false;
+    last_start = start;
+    last_end = stop;
+  }
+  return stored_order_.emplace(key, std::move(order)).first->second;
+}
+
+uint64_t ProfileCatalog::row_count(sqlite3* db, const std::string& table) const {
+  auto it = row_counts_.find(table);
+  if (it != row_counts_.end()) return it->second;
+  Statement s(db, "SELECT count(*) FROM " + table);
+  uint64_t n = s.step() ? static_cast<uint64_t>(s.int64(0)) : 0;
+  return row_counts_.emplace(table, n).first->second;
+}
+
+std::vector<int64_t> ProfileCatalog::rowids_with_correlation(sqlite3* db, const std::string& table,
+                                                            const std::string& column,
+                                                            const std::vector<int64_t>& values) const {
+  std::string key = table + "." + column;
+  auto it = correlation_index_.find(key);
+  if (it == correlation_index_.end()) {
+    std::vector<ValueRowid> index;
+    Statement s(db, "SELECT " + quote_identifier(column) + ", rowid FROM " + table + " WHERE " +
+                        quote_identifier(column) + " IS NOT NULL");
+    while (s.step()) index.push_back({s.int64(0), s.int64(1)});
+    std::sort(index.begin(), index.end());  // nearly sorted already: CUPTI numbers calls in order
+    index.shrink_to_fit();
+    it = correlation_index_.emplace(key, std::move(index)).first;
+  }
+  const std::vector<ValueRowid>& index = it->second;
+  std::vector<int64_t> out;
+  for (int64_t v : values) {
+    auto first = std::lower_bound(index.begin(), index.end(), ValueRowid{v, INT64_MIN});
+    for (auto p = first; p != index.end() && p->value == v; ++p) out.push_back(p->rowid);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool is_identifying_metadata(std::string_view key, std::string_view value) {
+  for (std::string_view word : {"HOST", "USER", "PATH"})
+    if (key.find(word) != std::string_view::npos) return true;
+  for (std::string_view home : {"/home/", "/Users/", "\\Users\\", "/root/"})
+    if (value.find(home) != std::string_view::npos) return true;
+  return false;
+}
+
+void ProfileCatalog::load_export_metadata(sqlite3* db) {
+  for (const char* table : {"META_DATA_EXPORT", "EXPORT_META_DATA"}) {
+    const TableInfo* t = schema_.table(table);
+    if (t == nullptr || !t->has("name") || !t->has("value")) continue;
+    Statement s(db, "SELECT name, value FROM " + schema_.qualified(table));
+    while (s.step())
+      if (!s.is_null(0)) export_metadata_.emplace_back(std::string(s.text(0)), std::string(s.text(1)));
+  }
+  if (const TableInfo* t = schema_.table("TARGET_INFO_SESSION_START_TIME"); t && t->has("utcEpochNs")) {
+    Statement s(db, "SELECT utcEpochNs FROM " + schema_.qualified("TARGET_INFO_SESSION_START_TIME"));
+    if (s.step() && !s.is_null(0)) session_start_utc_ns_ = s.int64(0);
+  }
+}
+
+const std::string* ProfileCatalog::process_name(int64_t process_key) const {
+  auto it = processes_.find(process_key);
+  return it == processes_.end() ? nullptr : &it->second;
+}
+
+const std::string* ProfileCatalog::thread_name(int64_t global_tid) const {
+  auto it = threads_.find(global_tid);
+  return it == threads_.end() ? nullptr : &it->second;
+}
+
+const std::string* ProfileCatalog::gpu_name(int64_t device_id) const { return find(gpus_, device_id); }
+
+std::string_view ProfileCatalog::string_or_placeholder(int64_t id, std::string& scratch) const {
+  if (const std::string* s = strings_.find(id)) return *s;
+  scratch = kMissingStringPrefix + std::to_string(id) + "]";
+  return scratch;
+}
+
+std::string_view ProfileCatalog::nvtx_range_name(std::optional<std::string_view> text, std::optional<int64_t> text_id,
+                                                 std::string& scratch) const {
+  if (text) return *text;
+  if (text_id) return string_or_placeholder(*text_id, scratch);
+  return kUnnamedNvtxRange;
+}
+
+const std::string* ProfileCatalog::nvtx_domain(int64_t global_id, int64_t domain_id) const {
+  auto it = nvtx_domains_.find({global_pid_of(global_id), domain_id});
+  return it == nvtx_domains_.end() ? nullptr : &it->second;
+}
+
+const std::string* ProfileCatalog::nvtx_category(int64_t global_id, int64_t domain_id, int64_t category) const {
+  auto it = nvtx_categories_.find({global_pid_of(global_id), domain_id, category});
+  return it == nvtx_categories_.end() ? nullptr : &it->second;
+}
+
+std::optional<int64_t> ProfileCatalog::last_nvtx_timestamp(sqlite3* db) const {
+  if (last_nvtx_timestamp_) return *last_nvtx_timestamp_;
+  std::optional<int64_t> last;
+  if (const TableInfo* t = schema_.table("NVTX_EVENTS"); t && t->has("start")) {
+    Statement s(db, std::string("SELECT max(start)") + (t->has("end") ? ", max(\"end\")" : ", NULL") + " FROM " +
+                        schema_.qualified("NVTX_EVENTS"));
+    if (s.step()) {
+      for (int col : {0, 1})
+        if (!s.is_null(col)) last = std::max(last.value_or(INT64_MIN), s.int64(col));
+    }
+  }
+  last_nvtx_timestamp_ = last;
+  return last;
+}
+
+int64_t ProfileCatalog::context_device(sqlite3* db, int64_t global_pid, int64_t context_id, int64_t recorded) const {
+  if (!context_devices_) {
+    std::map<std::pair<int64_t, int64_t>, int64_t> devices;
+    for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+      const TableInfo* t = schema_.table(table);
+      if (t == nullptr || !t->has("globalPid") || !t->has("contextId") || !t->has("deviceId")) continue;
+      Statement s(db, "SELECT DISTINCT globalPid, contextId, deviceId FROM " + schema_.qualified(table) +
+                          " WHERE globalPid IS NOT NULL AND contextId IS NOT NULL AND deviceId IS NOT NULL");
+      while (s.step()) {
+        auto [it, inserted] = devices.emplace(std::make_pair(global_pid_of(s.int64(0)), s.int64(1)), s.int64(2));
+        if (!inserted && it->second != s.int64(2)) it->second = kSeveralDevices;
+      }
+    }
+    context_devices_ = std::move(devices);
+  }
+  auto it = context_devices_->find({global_pid_of(global_pid), context_id});
+  return it == context_devices_->end() || it->second == kSeveralDevices ? recorded : it->second;
+}
+
+int64_t ProfileCatalog::profile_end(sqlite3* db) const {
+  if (profile_end_) return *profile_end_;
+  int64_t end = INT64_MIN;
+  for (const char* const* table = kEventTables; *table; ++table) {
+    const TableInfo* t = schema_.table(*table);
+    const char* time = t == nullptr ? nullptr : t->has("start") ? "start" : t->has("timestamp") ? "timestamp" : nullptr;
+    if (time == nullptr) continue;
+    std::string sql = std::string("SELECT max(") + time + ")";
+    if (t->has("end")) sql += ", max(\"end\")";
+    Statement s(db, sql + " FROM " + schema_.qualified(*table));
+    if (s.step()) {
+      if (!s.is_null(0)) end = std::max(end, s.int64(0));
+      if (t->has("end") && !s.is_null(1)) end = std::max(end, s.int64(1));
+    }
+  }
+  profile_end_ = end == INT64_MIN ? 0 : end;
+  return *profile_end_;
+}
+
+}  // namespace nsystrace

@@ -1,0 +1,160 @@
+// Everything about an export that is not a timeline event: strings, processes, threads, GPUs, NVTX domains and
+// categories, enum labels and the export's metadata. Loaded once per scan (and cached by the glue while the
+// database is unchanged); every table and column is optional.
+#pragma once
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "src/model/export_schema.h"
+
+namespace nsystrace {
+
+// Export metadata that identifies a person or a machine (the host, the user, file paths that may hold a home
+// directory): left out of traces unless the user asks for it, because traces get shared.
+bool is_identifying_metadata(std::string_view key, std::string_view value);
+
+
+// nsys serializes thread and process ids as (host/vm id << 48) | (pid << 24) | tid.
+inline int32_t os_pid_of(int64_t global_id) { return static_cast<int32_t>((global_id >> 24) & 0xFFFFFF); }
+inline int32_t os_tid_of(int64_t global_id) { return static_cast<int32_t>(global_id & 0xFFFFFF); }
+// The process part of a globalTid/globalPid (vm id and pid): the scope of correlation ids.
+inline int64_t process_key_of(int64_t global_id) { return global_id >> 24; }
+// The globalPid of a globalTid (its tid bits cleared; a globalPid is its own): trace_events.global_pid.
+constexpr int64_t kProcessIdMask = ~int64_t{0xFFFFFF};
+inline int64_t global_pid_of(int64_t global_id) { return global_id & kProcessIdMask; }
+
+class StringTable {
+ public:
+  void load(sqlite3* db, const ExportSchema& schema);
+  const std::string* find(int64_t id) const;  // nullptr for a dangling id
+  size_t size() const { return count_; }
+
+ private:
+  std::vector<std::string> dense_;                  // when ids are compact (the usual case)
+  std::vector<bool> present_;
+  std::unordered_map<int64_t, std::string> sparse_;  // otherwise
+  size_t count_ = 0;
+};
+
+constexpr const char* kUnnamedNvtxRange = "[unnamed NVTX range]";
+constexpr const char* kMissingStringPrefix = "[missing string ";  // "[missing string N]": see string_or_placeholder
+
+class ProfileCatalog {
+ public:
+  static std::shared_ptr<ProfileCatalog> load(sqlite3* db, const std::string& schema);
+
+  const ExportSchema& schema() const { return schema_; }
+  const StringTable& strings() const { return strings_; }
+  // The text of a StringIds id, or "[missing string N]" (written to scratch) for an id StringIds lacks: sliced
+  // exports keep rows whose strings were cut away.
+  std::string_view string_or_placeholder(int64_t id, std::string& scratch) const;
+  // An NVTX range's name: its inline text, else its registered string (textId), else kUnnamedNvtxRange.
+  std::string_view nvtx_range_name(std::optional<std::string_view> text, std::optional<int64_t> text_id,
+                                   std::string& scratch) const;
+
+  // Names; nullptr when the export does not say.
+  const std::string* process_name(int64_t process_key) const;
+  const std::string* thread_name(int64_t global_tid) const;
+  const std::string* gpu_name(int64_t device_id) const;
+  // nsys numbers NVTX domains, and categories within them, per process: `global_id` is the globalTid of the event
+  // (or a globalPid), the domain is looked up in its process.
+  const std::string* nvtx_domain(int64_t global_id, int64_t domain_id) const;
+  const std::string* nvtx_category(int64_t global_id, int64_t domain_id, int64_t category) const;
+  const std::string* memcpy_kind_label(int64_t id) const { return find(memcpy_kinds_, id); }
+  const std::string* memory_kind_label(int64_t id) const { return find(memory_kinds_, id); }
+  const std::string* sync_type_label(int64_t id) const { return find(sync_types_, id); }
+  const std::string* gpu_metrics_type_name(int64_t type_id) const { return find(gpu_metric_types_, type_id); }
+  const std::string* thread_state_label(int64_t id) const { return find(thread_states_, id); }
+
+  const std::vector<std::pair<std::string, std::string>>& export_metadata() const { return export_metadata_; }
+  std::optional<int64_t> session_start_utc_ns() const { return session_start_utc_ns_; }
+  const std::map<int64_t, std::string>& gpus() const { return gpus_; }
+
+  // Latest timestamp of any event (where never-closed NVTX ranges end). Computed on first use: it scans.
+  int64_t profile_end(sqlite3* db) const;
+  // Latest timestamp (start or end) of any NVTX_EVENTS row, definitions included: where NVIDIA's nvtx_sum ends a
+  // range never closed. nullopt without NVTX rows. Computed on first use.
+  std::optional<int64_t> last_nvtx_timestamp(sqlite3* db) const;
+
+  // The GPU a CUDA context of a process runs on: the device its kernels, memcpys and memsets ran on (context ids are
+  // numbered per process). nsys 2026 writes deviceId 0 on the synchronization rows of contexts on other GPUs, so
+  // those rows are placed by their context. `recorded` (the row's own deviceId) when the context ran no such work,
+  // or ran it on several devices. The map is built on first use (one pass over those tables).
+  int64_t context_device(sqlite3* db, int64_t global_pid, int64_t context_id, int64_t recorded) const;
+
+  // How the rows of an event table (those meeting `where`) are stored, as read in rowid order: in time order
+  // ((time, end descending) order) but for a few "stragglers" (their rowids, in rowid order), or not nearly enough
+  // (nearly_sorted false: the table must be sorted). Found by one pass over the table on first use, then kept:
+  // later scans of the table, filtered or not, read as stored at once (a filtered subsequence of the rows is in
+  // order but for those stragglers too).
+  struct StoredOrder {
+    bool nearly_sorted = true;
+    std::vector<int64_t> stragglers;
+  };
+  const StoredOrder& stored_order(sqlite3* db, const std::string& table, const std::string& time,
+                                  const std::string& end, const std::string& where) const;
+
+  // The number of rows of a table (qualified name), counted on first use and kept: the totals progress reports.
+  uint64_t row_count(sqlite3* db, const std::string& table) const;
+
+  // The rowids (sorted) of an event table's rows whose `column` is one of `values` (sorted): a lookup in an index
+  // of (value, rowid) pairs built by one pass over the table on first use and kept (16 bytes a row), so the join
+  // from GPU work to the call that launched it reads only the rows it needs. Exports carry no such index.
+  std::vector<int64_t> rowids_with_correlation(sqlite3* db, const std::string& table, const std::string& column,
+                                               const std::vector<int64_t>& values) const;
+
+ private:
+  static const std::string* find(const std::map<int64_t, std::string>& m, int64_t id) {
+    auto it = m.find(id);
+    return it == m.end() ? nullptr : &it->second;
+  }
+  void load_processes_and_threads(sqlite3* db);
+  void load_gpus(sqlite3* db);
+  void load_nvtx_definitions(sqlite3* db);
+  // key -> label from a table of labels (the ENUM_* tables: id -> label), when it has both columns.
+  void load_labels(sqlite3* db, const char* table, const char* key, const char* label,
+                   std::map<int64_t, std::string>& out);
+  void load_export_metadata(sqlite3* db);
+
+  ExportSchema schema_;
+  StringTable strings_;
+  std::unordered_map<int64_t, std::string> processes_;  // process_key -> name
+  std::unordered_map<int64_t, std::string> threads_;    // globalTid -> name
+  std::map<int64_t, std::string> gpus_;                 // deviceId -> "NVIDIA H100 80GB HBM3"
+  std::map<std::pair<int64_t, int64_t>, std::string> nvtx_domains_;  // (globalPid, domainId) -> name
+  struct CategoryKey {
+    int64_t global_pid, domain, category;
+    bool operator<(const CategoryKey& o) const {
+      return std::tie(global_pid, domain, category) < std::tie(o.global_pid, o.domain, o.category);
+    }
+  };
+  std::map<CategoryKey, std::string> nvtx_categories_;
+  std::map<int64_t, std::string> memcpy_kinds_, memory_kinds_, sync_types_, gpu_metric_types_, thread_states_;
+  std::vector<std::pair<std::string, std::string>> export_metadata_;
+  std::optional<int64_t> session_start_utc_ns_;
+  mutable std::optional<int64_t> profile_end_;
+  mutable std::optional<std::optional<int64_t>> last_nvtx_timestamp_;
+  static constexpr int64_t kSeveralDevices = INT64_MIN;  // a context seen on more than one device
+  mutable std::optional<std::map<std::pair<int64_t, int64_t>, int64_t>> context_devices_;  // (globalPid, context)
+  mutable std::map<std::string, StoredOrder> stored_order_;  // by table and condition
+  struct ValueRowid {
+    int64_t value, rowid;
+    bool operator<(const ValueRowid& o) const { return value != o.value ? value < o.value : rowid < o.rowid; }
+  };
+  mutable std::map<std::string, std::vector<ValueRowid>> correlation_index_;  // by table and column
+  mutable std::map<std::string, uint64_t> row_counts_;
+};
+
+// The event tables a timeline is made of (also scanned for the profile's end).
+extern const char* const kEventTables[];
+
+}  // namespace nsystrace

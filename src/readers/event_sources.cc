@@ -1,0 +1,1306 @@
+#include "src/readers/event_sources.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cstring>
+
+#include "src/readers/callchains.h"
+#include "src/readers/chrome_colors.h"
+#include "src/writers/json_writer.h"
+
+namespace nsystrace {
+
+namespace {
+
+bool valid_utf8(std::string_view s) {
+  auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  auto* end = p + s.size();
+  while (p < end) {
+    if (*p < 0x80) {
+      ++p;
+      continue;
+    }
+    size_t n = utf8_sequence_length(p, end);
+    if (n == 0) return false;
+    p += n;
+  }
+  return true;
+}
+
+// Labels used when an export has no ENUM_* tables (before 2022.4); same text as the tables.
+const char* builtin_memcpy_kind(int64_t id) {
+  static const char* const labels[] = {"Unknown",         "Host-to-Device",   "Device-to-Host",
+                                       "Host-to-Array",   "Array-to-Host",    "Array-to-Array",
+                                       "Array-to-Device", "Device-to-Array",  "Device-to-Device",
+                                       "Host-to-Host",    "Peer-to-Peer",     "Unified Host-to-Device",
+                                       "Unified Device-to-Host", "Unified Device-to-Device"};
+  return id >= 0 && id < 14 ? labels[id] : nullptr;
+}
+const char* memcpy_short_name(int64_t id) {
+  static const char* const names[] = {"Memcpy",      "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH",
+                                      "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD", "Memcpy HtoH",
+                                      "Memcpy PtoP", "Memcpy UVM HtoD", "Memcpy UVM DtoH", "Memcpy UVM DtoD"};
+  return id >= 0 && id < 14 ? names[id] : "Memcpy";
+}
+const char* builtin_memory_kind(int64_t id) {
+  static const char* const labels[] = {"Pageable", "Pinned",         "Device",        "Array",
+                                       "Managed",  "Device Static",  "Managed Static", "Unknown"};
+  return id >= 0 && id < 8 ? labels[id] : nullptr;
+}
+const char* builtin_sync_type(int64_t id) {
+  static const char* const labels[] = {"Unknown", "Event sync", "Stream wait sync", "Stream sync", "Context sync"};
+  return id >= 0 && id < 5 ? labels[id] : nullptr;
+}
+
+constexpr const char* kUnnamedApiCall = "[unnamed CUDA API call]";
+
+std::string_view label_or(const std::string* from_export, const char* builtin) {
+  if (from_export != nullptr) return *from_export;
+  return builtin != nullptr ? std::string_view(builtin) : std::string_view();
+}
+
+int64_t checked_duration(int64_t start, int64_t end) {
+  int64_t d;
+  if (__builtin_sub_overflow(end, start, &d)) return INT64_MAX;
+  return d < 0 ? 0 : d;
+}
+
+// The end (column 1) by which a row sorts: an open range (NULL end) sorts as the longest.
+int64_t end_for_order(const Statement& s) { return s.optional_int64(1).value_or(INT64_MAX); }
+}  // namespace
+
+bool EventSource::step_stream(Statement& s, bool main) {
+  while (s.step()) {
+    if (!s.optional_int64(0)) {
+      ++skipped_;  // no start time: cannot be placed on a timeline; counted, not silently lost
+      continue;
+    }
+    // The main stream passes over the stragglers (they come, sorted, from the other stream). Both are in rowid
+    // order, so one cursor into the list suffices; it moves past stragglers a filter removed from this stream.
+    if (main && straggler_rowids_ != nullptr) {
+      const std::vector<int64_t>& stragglers = *straggler_rowids_;
+      int64_t rowid = s.int64(2);
+      while (next_straggler_ < stragglers.size() && stragglers[next_straggler_] < rowid) ++next_straggler_;
+      if (next_straggler_ < stragglers.size() && stragglers[next_straggler_] == rowid) {
+        ++next_straggler_;
+        continue;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+// (start, longest first) order of the two streams' current rows: is the stragglers' row first?
+bool EventSource::stragglers_first() const {
+  int64_t a = stragglers_.int64(0), b = stmt_.int64(0);
+  if (a != b) return a < b;
+  return end_for_order(stragglers_) > end_for_order(stmt_);
+}
+
+bool EventSource::next() {
+  if (!stmt_) return false;
+  for (;;) {
+    // stmt_ always holds the stream whose row was consumed last (or both start fresh); stragglers_, the other.
+    if (!started_) {
+      started_ = true;
+      has_row_ = step_stream(stmt_, true);
+      has_straggler_ = stragglers_ ? step_stream(stragglers_, false) : false;
+    } else {
+      has_row_ = step_stream(stmt_, main_in_stmt_);
+    }
+    if (has_straggler_ && (!has_row_ || stragglers_first())) {
+      std::swap(stmt_, stragglers_);
+      std::swap(has_row_, has_straggler_);
+      main_in_stmt_ = !main_in_stmt_;
+    }
+    if (!has_row_) return false;
+    // The invariant the merge and the track layout rely on, checked on every row rather than assumed.
+    int64_t start = stmt_.int64(0), end = end_for_order(stmt_);
+    if (emitted_ && (start < last_start_ || (start == last_start_ && end > last_end_)))
+      throw Error(fmt::format("nsystrace: rows of {} came out of time order (start {} after {}): an nsystrace bug; "
+                              "please report it with the export's EXPORT_SCHEMA_VERSION",
+                              table_->name, start, last_start_));
+    emitted_ = true;
+    last_start_ = start;
+    last_end_ = end;
+    if (read_row()) return true;
+  }
+}
+
+void EventSource::prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter,
+                          const Shape& shape) {
+  table_ = &table;
+  std::string where = shape.extra_where.empty() ? "1" : shape.extra_where;
+  const std::string time = quote_identifier(shape.time);
+  // Values are bound, never pasted into the SQL.
+  Binds binds;
+  for (const auto& alternatives : filter.names) {
+    std::string any = any_name_condition(alternatives, binds);
+    if (any == "0") return;  // no row of this table can have that name: do not even open it
+    if (any != "1") where += " AND (" + any + ")";
+  }
+  // ts bounds are on the (aligned) timeline; the table holds this report's own clock.
+  if (filter.ts_min) {
+    where += " AND " + time + " >= ?";
+    binds.push_back(saturating_add(*filter.ts_min, -report_.clock_offset));
+  }
+  if (filter.ts_max) {
+    where += " AND " + time + " <= ?";
+    binds.push_back(saturating_add(*filter.ts_max, -report_.clock_offset));
+  }
+  if (filter.pid) {
+    int64_t pid = pid_in_report(*filter.pid, report_.index).value_or(-1);
+    // Exactly what placement computes from the row (gpu_pid, gpu_metrics_pid, os_pid_of), NULL read as 0: the
+    // filter keeps the rows placed at that pid, no more and no fewer.
+    switch (shape.pid) {
+      case PidColumn::device:
+        where += fmt::format(" AND {} + (coalesce({}, 0) & {}) = ?", kGpuPidBase, column_sql("deviceId"), kGpuIdMask);
+        break;
+      case PidColumn::metric_type:
+        where += fmt::format(" AND {} + (coalesce({}, 0) & {}) = ?", kGpuMetricsPidBase, column_sql("typeId"), kGpuIdMask);
+        break;
+      case PidColumn::thread: where += " AND ((coalesce(" + column_sql("globalTid") + ", 0) >> 24) & 16777215) = ?"; break;
+      case PidColumn::process: where += " AND ((coalesce(" + column_sql("globalPid") + ", 0) >> 24) & 16777215) = ?"; break;
+    }
+    binds.push_back(pid);
+  }
+  // correlation_id, global_tid and global_pid are the columns the reader reads (its Shape): NULL where it has none,
+  // which no = or IN holds for, so then the table is not even opened.
+  std::optional<std::vector<int64_t>> rowids;  // the rows a correlation_id lookup found
+  if (filter.correlations) {
+    if (shape.correlation == nullptr || !table.has(shape.correlation)) return;
+    if (shape.from_sql.empty()) {  // by the catalog's index: only the matching rows are read (the join's inner loop)
+      rowids = catalog_.rowids_with_correlation(db_, catalog_.schema().qualified(table.name), shape.correlation,
+                                                *filter.correlations);
+      if (rowids->empty()) return;
+      where += " AND rowid IN (SELECT value FROM json_each(?))";
+      binds.emplace_back(integer_list(*rowids));
+    } else {
+      where += fmt::format(" AND {} IN (SELECT value FROM json_each(?))", quote_identifier(shape.correlation));
+      binds.emplace_back(integer_list(*filter.correlations));
+    }
+  }
+  if (filter.global_tids || filter.global_pids) {
+    if (shape.global_id == nullptr || !table.has(shape.global_id)) return;
+    const std::string id = quote_identifier(shape.global_id);
+    if (filter.global_tids) {
+      where += " AND " + id + " IN (SELECT value FROM json_each(?))";
+      binds.emplace_back(integer_list(*filter.global_tids));
+    }
+    if (filter.global_pids) {  // a globalTid's process is its globalPid: the same with the tid bits cleared
+      where += fmt::format(" AND ({} & {}) IN (SELECT value FROM json_each(?))", id, kProcessIdMask);
+      binds.emplace_back(integer_list(*filter.global_pids));
+    }
+  }
+  // Readers must yield (start, longest first). SQLite would sort every table for that (the largest single cost of
+  // a scan), but exports store events nearly in that order: the table's stored order is checked once
+  // (ProfileCatalog::stored_order), then the rows are read as stored and the few out of place ("stragglers") are
+  // read apart, sorted, and merged back in next(). Both reads go NOT INDEXED, the same path as the check, in rowid
+  // order: with an index covering (start, end) SQLite would otherwise plan them differently, and the check would
+  // describe another order than the one read. A ts window reads with ORDER BY instead, where an index on start
+  // (nsystrace_create_indexes) spares both the sort and the full read. next() checks the order of every row.
+  const std::string end = shape.end.empty() ? std::string("NULL") : quote_identifier(shape.end);
+  const std::string order = shape.end.empty() ? " ORDER BY " + time
+                                              : " ORDER BY " + time + ", " + end + " IS NULL DESC, " + end + " DESC";
+  const bool base_table = shape.from_sql.empty();
+  const std::string qualified = catalog_.schema().qualified(table.name);
+  const std::string from = " FROM " + (base_table ? qualified : shape.from_sql) + " WHERE " + where;
+  const ProfileCatalog::StoredOrder* stored = nullptr;
+  if (base_table && !filter.ts_min && !filter.ts_max && !rowids)
+    stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);
+  opened_ = true;
+  if (stored == nullptr || !stored->nearly_sorted) {
+    stmt_ = statement("SELECT " + select_list + from + order);
+    bind_all(stmt_, binds);
+    return;
+  }
+  const std::string as_stored = " FROM " + qualified + " NOT INDEXED WHERE " + where;
+  stmt_ = statement("SELECT " + select_list + as_stored);
+  bind_all(stmt_, binds);
+  if (stored->stragglers.empty()) return;
+  Binds with_list = binds;
+  with_list.emplace_back(integer_list(stored->stragglers));
+  stragglers_ = statement("SELECT " + select_list + from + " AND rowid IN (SELECT value FROM json_each(?))" + order);
+  bind_all(stragglers_, with_list);
+  straggler_rowids_ = &stored->stragglers;  // the catalog outlives every scan of it
+}
+
+EventSource::~EventSource() {
+  if (report_.statements == nullptr) return;
+  report_.statements->give_back(std::move(stmt_));
+  report_.statements->give_back(std::move(stragglers_));
+}
+
+uint64_t EventSource::estimated_rows() const {
+  return opened_ ? catalog_.row_count(db_, catalog_.schema().qualified(table_->name)) : 0;
+}
+
+void EventSource::bind_all(Statement& s, const Binds& binds) {
+  for (size_t i = 0; i < binds.size(); ++i) {
+    if (const auto* v = std::get_if<int64_t>(&binds[i])) s.bind(static_cast<int>(i + 1), *v);
+    else s.bind(static_cast<int>(i + 1), std::get<std::string>(binds[i]));
+  }
+}
+
+// Whether a name starting with `prefix` may satisfy m (a superset answer: used to keep rows, never to drop them).
+static bool may_start_with(const NameMatch& m, std::string_view prefix) {
+  if (m.op == NameMatch::Op::eq) return m.pattern.compare(0, prefix.size(), prefix) == 0;
+  // The pattern's literal head, up to its first wildcard: a name can match only if one is a prefix of the other.
+  const char* wild = m.op == NameMatch::Op::like ? "%_" : "*?[";
+  size_t n = m.pattern.find_first_of(wild);
+  std::string_view head = std::string_view(m.pattern).substr(0, n == std::string::npos ? m.pattern.size() : n);
+  size_t common = std::min(head.size(), prefix.size());
+  for (size_t i = 0; i < common; ++i) {
+    char a = head[i], b = prefix[i];
+    if (m.op == NameMatch::Op::like) {  // SQLite's LIKE folds ASCII case
+      a = static_cast<char>(std::tolower(static_cast<unsigned char>(a)));
+      b = static_cast<char>(std::tolower(static_cast<unsigned char>(b)));
+    }
+    if (a != b) return false;
+  }
+  return true;
+}
+
+std::string EventSource::any_name_condition(const std::vector<NameMatch>& any, Binds& binds) const {
+  // A long IN list of names is bound as one JSON array, never as one OR term per value (SQLite caps an
+  // expression's depth): readers that name rows through a column take it whole (names_in_condition).
+  bool plain_list = any.size() > 8 && std::all_of(any.begin(), any.end(), [](const NameMatch& m) {
+    return m.op == NameMatch::Op::eq;
+  });
+  if (plain_list) {
+    std::vector<std::string_view> names;
+    for (const NameMatch& m : any) {
+      // JSON carries only valid UTF-8: such a list is not narrowed here (TimelineScan matches names exactly).
+      if (!valid_utf8(m.pattern)) return "1";
+      names.push_back(m.pattern);
+    }
+    if (std::optional<std::string> cond = names_in_condition(names, binds)) return *cond;
+  }
+  // Otherwise one condition per alternative, each distinct one once (fixed names give a few at most).
+  std::vector<std::string> conds;
+  for (const NameMatch& m : any) {
+    Binds mine;
+    std::string cond = name_condition(m, mine);
+    if (cond == "1") return "1";
+    if (cond == "0") continue;
+    if (mine.empty() && std::find(conds.begin(), conds.end(), cond) != conds.end()) continue;
+    conds.push_back(cond);
+    binds.insert(binds.end(), mine.begin(), mine.end());
+  }
+  if (conds.empty()) return "0";
+  std::string out;
+  for (const auto& c : conds) out += (out.empty() ? "" : " OR ") + c;
+  return out;
+}
+
+std::string EventSource::integer_list(const std::vector<int64_t>& values) {
+  std::string out = "[";
+  for (int64_t v : values) out += (out.size() > 1 ? "," : "") + std::to_string(v);
+  return out + "]";
+}
+
+std::string EventSource::json_list(const std::vector<std::string_view>& values) {
+  std::string out = "[";
+  for (std::string_view v : values) {
+    if (out.size() > 1) out += ',';
+    append_json_string(out, v);
+  }
+  return out + "]";
+}
+
+std::string EventSource::string_column_in(const char* column, const std::vector<std::string_view>& names,
+                                          Binds& binds) const {
+  return string_expression_in(column_sql(column), names, binds);
+}
+
+std::string EventSource::string_expression_in(const std::string& col, const std::vector<std::string_view>& names,
+                                              Binds& binds) const {
+  std::string cond = "(" + col + " IN (SELECT id FROM " +
+                     (catalog_.schema().has("StringIds") ? catalog_.schema().qualified("StringIds") : std::string("(SELECT NULL AS id, NULL AS value WHERE 0)")) +
+                     " WHERE value IN (SELECT value FROM json_each(?)))";
+  binds.emplace_back(json_list(names));
+  bool missing = std::any_of(names.begin(), names.end(),
+                             [](std::string_view n) { return n.rfind(kMissingStringPrefix, 0) == 0; });
+  if (missing && catalog_.schema().has("StringIds"))
+    cond += " OR " + col + " NOT IN (SELECT id FROM " + catalog_.schema().qualified("StringIds") + ")";
+  return cond + " OR " + col + " IS NULL)";
+}
+
+bool NameMatcher::operator()(const NameMatch& m, std::string_view name) {
+  if (m.op == NameMatch::Op::eq) return name == m.pattern;
+  Statement& s = m.op == NameMatch::Op::like ? like_ : glob_;
+  if (!s) s = Statement(db_, std::string("SELECT ?1 ") + m.sql_operator() + " ?2");
+  s.reset();
+  s.bind(1, name);
+  s.bind(2, m.pattern);
+  return s.step() && !s.is_null(0) && s.int64(0) != 0;
+}
+
+std::string EventSource::string_ids_matching(const NameMatch& m, Binds& binds) const {
+  if (!catalog_.schema().has("StringIds")) return "(SELECT NULL WHERE 0)";
+  binds.emplace_back(m.pattern);
+  return "(SELECT id FROM " + catalog_.schema().qualified("StringIds") + " WHERE value " + m.sql_operator() + " ?)";
+}
+
+std::string EventSource::column_sql(const char* column) const {
+  return table_ != nullptr && table_->has(column) ? quote_identifier(column) : std::string("NULL");
+}
+
+std::string EventSource::string_column_condition(const char* column, const NameMatch& m, Binds& binds) const {
+  return string_expression_condition(column_sql(column), m, binds);
+}
+
+std::string EventSource::string_expression_condition(const std::string& col, const NameMatch& m, Binds& binds) const {
+  std::string cond = "(" + col + " IN " + string_ids_matching(m, binds);
+  // A dangling id reads "[missing string N]": keep such rows when the pattern could match that text.
+  if (may_start_with(m, kMissingStringPrefix)) {
+    cond += " OR " + col + " NOT IN " +
+            (catalog_.schema().has("StringIds") ? "(SELECT id FROM " + catalog_.schema().qualified("StringIds") + ")"
+                                                : std::string("(SELECT NULL WHERE 0)"));
+  }
+  return cond + " OR " + col + " IS NULL)";
+}
+
+void EventSource::optional_int(ArgsSink& o, std::string_view key, int col) const {
+  if (auto v = stmt_.optional_int64(col)) o.integer(key, *v);
+}
+
+bool EventSource::read_interval(bool end_may_be_null) {
+  int64_t start = stmt_.int64(0);
+  event_.source_rowid = stmt_.int64(2);
+  event_.report = report_.index;
+  std::optional<int64_t> end = stmt_.optional_int64(1);
+  end_was_null_ = !end;
+  stored_end_ = end.value_or(0);
+  end_invalid_ = (end_was_null_ && !end_may_be_null) || (!end_was_null_ && stored_end_ < start);
+  invalid_ends_ += end_invalid_;
+  event_.dur = end_was_null_ ? 0 : checked_duration(start, stored_end_);
+  event_.ts = report_.clock_offset == 0 ? start : saturating_add(start, report_.clock_offset);
+  return true;
+}
+
+std::optional<std::string_view> EventSource::string_or_placeholder(int col, std::string& scratch) const {
+  std::optional<int64_t> id = stmt_.optional_int64(col);
+  if (!id) return std::nullopt;
+  return catalog_.string_or_placeholder(*id, scratch);
+}
+
+namespace {
+
+// Puts a kind's declared time and end columns (NULL for points) and the table's rowid at result columns 0, 1, 2,
+// where read_interval() expects them.
+SelectBuilder& time_columns_first(SelectBuilder& b, Kind kind) {
+  const KindSpec& k = kind_spec(kind);
+  b.column(k.time);
+  if (k.end != nullptr) b.column(k.end); else b.expression("NULL");
+  b.expression("rowid");
+  return b;
+}
+
+// The same for the readers of start/end tables that name no kind there (NVTX, synchronization): the static_assert
+// holds their kinds to these columns.
+SelectBuilder& interval_first(SelectBuilder& b) {
+  b.column("start");
+  b.column("end");
+  b.expression("rowid");
+  return b;
+}
+constexpr bool declared_start_end(Kind k) {
+  return std::string_view(kind_spec(k).time) == "start" && kind_spec(k).end != nullptr &&
+         std::string_view(kind_spec(k).end) == "end";
+}
+static_assert(declared_start_end(Kind::nvtx) && declared_start_end(Kind::sync),
+              "interval_first() selects start and end: what export_model.def declares for the kinds that use it");
+
+// The id columns GpuColumns reads for every GPU activity kind: the kernel's, which every device-placed kind shares.
+constexpr const KindSpec& kGpuIds = kind_spec(Kind::kernel);
+constexpr bool gpu_kinds_share_ids() {
+  for (const KindSpec& k : kKindSpecs)
+    if (k.origin == Origin::stored && k.pid == PidColumn::device &&
+        !(std::string_view(k.global_id) == kGpuIds.global_id && std::string_view(k.correlation) == kGpuIds.correlation))
+      return false;
+  return true;
+}
+static_assert(gpu_kinds_share_ids(), "GpuColumns reads one globalPid and correlationId column for all GPU kinds");
+
+class GpuSource : public EventSource {
+ protected:
+  using EventSource::EventSource;
+  // A GPU activity table: placed by device, its process in globalPid, correlated with the call that launched it
+  // (as its kind is declared: called in a reader's constructor body, where kind() is the reader's).
+  Shape gpu_shape() const { return shape_of(kind()); }
+  // Columns shared by the GPU activity tables (their id columns: kGpuIds, above).
+  struct GpuColumns {
+    int device, stream, correlation, global_pid, context;
+    explicit GpuColumns(SelectBuilder& b)
+        : device(b.column("deviceId")),
+          stream(b.column("streamId")),
+          correlation(read_column(b, kGpuIds.correlation)),
+          global_pid(read_column(b, kGpuIds.global_id)),
+          context(b.column("contextId")) {}
+  };
+  bool read_gpu(const GpuColumns& c, Placement placement) {
+    read_interval(false);
+    event_.placement = placement;
+    event_.device_id = stmt_.int64(c.device);
+    event_.stream_id = stmt_.int64(c.stream);
+    read_optional(c.global_pid, event_.has_global_id, event_.global_id);
+    read_optional(c.correlation, event_.has_correlation, event_.correlation_id);
+    return true;
+  }
+  void common_args(ArgsSink& o, const GpuColumns& c) const {
+    optional_int(o, "correlation_id", c.correlation);
+    optional_int(o, "context_id", c.context);
+  }
+  // A CUPTI memory kind column: its label (ENUM table, else CUPTI's), or the number when neither knows it.
+  void memory_kind(ArgsSink& o, std::string_view key, int col) const {
+    std::optional<int64_t> k = stmt_.optional_int64(col);
+    if (!k) return;
+    std::string_view label = label_or(catalog_.memory_kind_label(*k), builtin_memory_kind(*k));
+    if (!label.empty()) o.string(key, label); else o.integer(key, *k);
+  }
+};
+
+class KernelSource final : public GpuSource {
+ public:
+  KernelSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::kernel)) {
+    short_name_ = b_.column("shortName");
+    demangled_ = b_.column("demangledName");
+    for (int i = 0; i < 3; ++i) {
+      grid_[i] = b_.column(std::string("grid") + "XYZ"[i]);
+      block_[i] = b_.column(std::string("block") + "XYZ"[i]);
+    }
+    registers_ = b_.column("registersPerThread");
+    static_shared_ = b_.column("staticSharedMemory");
+    dynamic_shared_ = b_.column("dynamicSharedMemory");
+    local_ = b_.column("localMemoryPerThread");
+    shared_executed_ = b_.column("sharedMemoryExecuted");
+    graph_id_ = b_.column("graphId");
+    graph_node_ = b_.column("graphNodeId");
+    event_.kind = Kind::kernel;
+    prepare(t, b_.select_list(), f, gpu_shape());
+  }
+  Kind kind() const override { return Kind::kernel; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    return string_column_condition("shortName", m, binds);  // NULL shortName: named by demangledName, kept
+  }
+  std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                Binds& binds) const override {
+    return string_column_in("shortName", names, binds);
+  }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_stream);
+    auto name = string_or_placeholder(short_name_, name_scratch_);
+    event_.name = name ? *name : string_or_placeholder(demangled_, name_scratch_).value_or(std::string_view());
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    std::string scratch;
+    if (auto demangled = string_or_placeholder(demangled_, scratch)) o.string("demangled_name", *demangled);
+    if (auto x = stmt_.optional_int64(grid_[0])) o.triple("grid", *x, stmt_.int64(grid_[1]), stmt_.int64(grid_[2]));
+    if (auto x = stmt_.optional_int64(block_[0])) o.triple("block", *x, stmt_.int64(block_[1]), stmt_.int64(block_[2]));
+    optional_int(o, "registers_per_thread", registers_);
+    optional_int(o, "static_shared_memory", static_shared_);
+    optional_int(o, "dynamic_shared_memory", dynamic_shared_);
+    optional_int(o, "local_memory_per_thread", local_);
+    optional_int(o, "shared_memory_executed", shared_executed_);
+    common_args(o, gpu_);
+    optional_int(o, "graph_id", graph_id_);
+    if (int64_t node = stmt_.int64(graph_node_); node != 0) o.integer("graph_node_id", node);  // 0: not in a graph
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int short_name_, demangled_, grid_[3], block_[3], registers_, static_shared_, dynamic_shared_, local_,
+      shared_executed_, graph_id_, graph_node_;
+  std::string name_scratch_;
+};
+
+class MemcpySource final : public GpuSource {
+ public:
+  MemcpySource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::memcpy)) {
+    bytes_ = b_.column("bytes");
+    copy_kind_ = b_.column("copyKind");
+    src_kind_ = b_.column("srcKind");
+    dst_kind_ = b_.column("dstKind");
+    src_device_ = b_.column("srcDeviceId");
+    dst_device_ = b_.column("dstDeviceId");
+    event_.kind = Kind::memcpy;
+    prepare(t, b_.select_list(), f, gpu_shape());
+  }
+  Kind kind() const override { return Kind::memcpy; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    std::string kinds;
+    for (int64_t k = 1; k < 14; ++k)
+      if (name_could_be(m, memcpy_short_name(k))) kinds += (kinds.empty() ? "" : ",") + std::to_string(k);
+    bool unknown = name_could_be(m, "Memcpy");  // copyKind 0, NULL or unlisted
+    if (kinds.empty() && !unknown) return "0";
+    std::string copy_kind = column_sql("copyKind");
+    std::string cond = "(" + copy_kind + " IN (" + kinds + ")";
+    if (unknown) cond += " OR " + copy_kind + " IS NULL OR " + copy_kind + " NOT BETWEEN 1 AND 13";
+    return cond + ")";
+  }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_stream);
+    event_.name = memcpy_short_name(stmt_.int64(copy_kind_));
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    optional_int(o, "bytes", bytes_);
+    if (auto k = stmt_.optional_int64(copy_kind_)) {
+      std::string_view label = label_or(catalog_.memcpy_kind_label(*k), builtin_memcpy_kind(*k));
+      if (!label.empty()) o.string("copy_kind", label); else o.integer("copy_kind", *k);
+    }
+    memory_kind(o, "src_kind", src_kind_);
+    memory_kind(o, "dst_kind", dst_kind_);
+    optional_int(o, "src_device_id", src_device_);
+    optional_int(o, "dst_device_id", dst_device_);
+    common_args(o, gpu_);
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int bytes_, copy_kind_, src_kind_, dst_kind_, src_device_, dst_device_;
+};
+
+class MemsetSource final : public GpuSource {
+ public:
+  MemsetSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::memset)) {
+    bytes_ = b_.column("bytes");
+    value_ = b_.column("value");
+    mem_kind_ = b_.column("memKind");
+    event_.kind = Kind::memset;
+    prepare(t, b_.select_list(), f, gpu_shape());
+  }
+  Kind kind() const override { return Kind::memset; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    return name_could_be(m, "Memset") ? "1" : "0";
+  }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_stream);
+    event_.name = "Memset";
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    optional_int(o, "bytes", bytes_);
+    optional_int(o, "value", value_);
+    memory_kind(o, "mem_kind", mem_kind_);
+    common_args(o, gpu_);
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int bytes_, value_, mem_kind_;
+};
+
+// CUDA graph launches traced per graph (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, nsys's default --cuda-graph-trace=graph):
+// one slice per launch on its stream, linked to its launch call like a kernel. (Traced per node, a graph's kernels
+// are ordinary kernel rows sharing the launch's correlation id.)
+class GraphSource final : public GpuSource {
+ public:
+  GraphSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+              const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::graph)) {
+    graph_id_ = b_.column("graphId");
+    graph_exec_id_ = b_.column("graphExecId");
+    event_.kind = Kind::graph;
+    prepare(t, b_.select_list(), f, gpu_shape());
+  }
+  Kind kind() const override { return Kind::graph; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    return may_start_with(m, "CUDA graph") ? "1" : "0";
+  }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_stream);
+    std::optional<int64_t> graph = stmt_.optional_int64(graph_id_);
+    name_scratch_ = graph ? fmt::format("CUDA graph {}", *graph) : "CUDA graph";
+    event_.name = name_scratch_;
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    optional_int(o, "graph_id", graph_id_);
+    optional_int(o, "graph_exec_id", graph_exec_id_);
+    common_args(o, gpu_);
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int graph_id_, graph_exec_id_;
+  std::string name_scratch_;
+};
+
+// Synchronization records, on their context's GPU: nsys 2026 writes deviceId 0 on the rows of contexts on other
+// GPUs, so a row's device is its context's (ProfileCatalog::context_device), the stored one kept in args when it
+// differs. A pid constraint is therefore checked here, on the device the row is placed on, not pushed into SQL.
+class SyncSource final : public GpuSource {
+ public:
+  SyncSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(interval_first(b_)) {
+    sync_type_ = b_.column("syncType");
+    event_id_ = b_.column("eventId");
+    event_.kind = Kind::sync;
+    ScanFilter by_context = f;
+    if (f.pid) {
+      gpu_pid_wanted_ = pid_in_report(*f.pid, r.index).value_or(-1);
+      by_context.pid.reset();
+    }
+    prepare(t, b_.select_list(), by_context, gpu_shape());
+  }
+  Kind kind() const override { return Kind::sync; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    std::string match, known;
+    for (int64_t t = 0; t < 64; ++t) {
+      std::string_view label = label_or(catalog_.sync_type_label(t), builtin_sync_type(t));
+      if (label.empty()) continue;
+      known += (known.empty() ? "" : ",") + std::to_string(t);
+      if (name_could_be(m, label)) match += (match.empty() ? "" : ",") + std::to_string(t);
+    }
+    bool unlabeled = may_start_with(m, "Sync type ");  // types without a label are named "Sync type N"
+    bool null_type = name_could_be(m, label_or(catalog_.sync_type_label(0), builtin_sync_type(0)));
+    if (match.empty() && !unlabeled && !null_type) return "0";
+    std::string type = column_sql("syncType");
+    return "(" + type + " IN (" + match + ")" + (unlabeled ? " OR " + type + " NOT IN (" + known + ")" : "") +
+           (null_type ? " OR " + type + " IS NULL" : "") + ")";
+  }
+  bool read_row() override {
+    read_gpu(gpu_, Placement::gpu_sync);
+    recorded_device_ = event_.device_id;
+    if (auto context = stmt_.optional_int64(gpu_.context); context && event_.has_global_id)
+      event_.device_id = catalog_.context_device(db_, event_.global_id, *context, recorded_device_);
+    if (gpu_pid_wanted_ && gpu_pid(event_.device_id) != *gpu_pid_wanted_) return false;
+    int64_t type = stmt_.int64(sync_type_);
+    std::string_view label = label_or(catalog_.sync_type_label(type), builtin_sync_type(type));
+    if (label.empty()) {
+      name_scratch_ = fmt::format("Sync type {}", type);
+      label = name_scratch_;
+    }
+    event_.name = label;
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    if (!stmt_.is_null(sync_type_)) o.string("sync_type", event_.name);
+    // 0xFFFFFFFF marks "no event" / "no stream" in CUPTI records.
+    if (auto event = stmt_.optional_int64(event_id_); event && *event != 0xFFFFFFFF) o.integer("event_id", *event);
+    common_args(o, gpu_);
+    if (event_.device_id != recorded_device_) o.integer("recorded_device_id", recorded_device_);
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int sync_type_, event_id_;
+  std::optional<int64_t> gpu_pid_wanted_;  // a pid constraint: the rows placed on that GPU
+  int64_t recorded_device_ = 0;            // the row's own deviceId
+  std::string name_scratch_;
+};
+
+// Calls on a CPU thread, named through StringIds (nameId): CUDA runtime and driver API calls
+// (CUPTI_ACTIVITY_KIND_RUNTIME, which carry the correlation id GPU work points back to), OS runtime calls (OSRT_API),
+// cuDNN and cuBLAS calls (CUDNN_EVENTS, CUBLAS_EVENTS), and CUDA graph / graph node creation (CUDA_GRAPH_EVENTS,
+// CUDA_GRAPH_NODE_EVENTS). Columns as in NVIDIA's export schema; absent ones read as NULL.
+class CallSource final : public EventSource {
+ public:
+  CallSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+             const ReportContext& r, Kind kind)
+      : EventSource(db, catalog, r),
+        b_(t),
+        kind_(kind),
+        backtraces_(db, catalog, kind == Kind::osrt ? "OSRT_CALLCHAINS" : kind == Kind::cuda_api ? "CUDA_CALLCHAINS" : "") {
+    const Shape shape = shape_of(kind);  // only CUDA API calls have a correlation id (with GPU work)
+    time_columns_first(b_, kind);
+    global_tid_ = read_column(b_, shape.global_id);
+    name_id_ = b_.column("nameId");
+    return_value_ = b_.column("returnValue");
+    callchain_ = b_.column("callchainId");
+    correlation_ = read_column(b_, shape.correlation);
+    // Only CUDA API calls come from the runtime or the driver.
+    event_class_ = kind == Kind::cuda_api ? b_.column("eventClass") : b_.expression("NULL");
+    nesting_ = b_.column("nestingLevel");
+    graph_id_ = b_.column("graphId");
+    graph_node_id_ = b_.column("graphNodeId");
+    graph_exec_id_ = b_.column("graphExecId");
+    unnamed_ = kind == Kind::cuda_api ? kUnnamedApiCall : "[unnamed call]";
+    event_.kind = kind;
+    event_.placement = Placement::cpu_thread;
+    prepare(t, b_.select_list(), f, shape);
+  }
+  Kind kind() const override { return kind_; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    std::string cond = string_column_condition("nameId", m, binds);
+    if (!name_could_be(m, unnamed_)) cond = "(" + cond + " AND " + column_sql("nameId") + " IS NOT NULL)";
+    return cond;
+  }
+  std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                Binds& binds) const override {
+    std::string cond = string_column_in("nameId", names, binds);
+    if (std::find(names.begin(), names.end(), std::string_view(unnamed_)) == names.end())
+      cond = "(" + cond + " AND " + column_sql("nameId") + " IS NOT NULL)";
+    return cond;
+  }
+  bool read_row() override {
+    read_interval(false);
+    read_optional(global_tid_, event_.has_global_id, event_.global_id);
+    read_optional(correlation_, event_.has_correlation, event_.correlation_id);
+    event_.name = string_or_placeholder(name_id_, name_scratch_).value_or(unnamed_);
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    optional_int(o, "correlation_id", correlation_);
+    optional_int(o, "return_value", return_value_);
+    if (auto event_class = stmt_.optional_int64(event_class_)) {
+      int64_t c = *event_class;
+      if (c == 0) o.string("api", "runtime");
+      else if (c == 1) o.string("api", "driver");
+      else o.integer("event_class", c);
+    }
+    optional_int(o, "nesting_level", nesting_);
+    optional_int(o, "graph_id", graph_id_);
+    optional_int(o, "graph_node_id", graph_node_id_);
+    optional_int(o, "graph_exec_id", graph_exec_id_);
+    if (auto callchain = stmt_.optional_int64(callchain_); callchain && (kind_ == Kind::cuda_api || *callchain != 0)) {
+      o.integer("callchain_id", *callchain);
+      // 0: no backtrace was recorded for the call.
+      if (*callchain != 0 && backtraces_.available()) o.stack("backtrace", backtraces_.read(*callchain));
+    }
+  }
+
+ private:
+  SelectBuilder b_;
+  Kind kind_;
+  mutable CallchainReader backtraces_;
+  const char* unnamed_;
+  int global_tid_, correlation_, name_id_, return_value_, event_class_, nesting_, callchain_, graph_id_,
+      graph_node_id_, graph_exec_id_;
+  std::string name_scratch_;
+};
+
+class NvtxSource final : public EventSource {
+ public:
+  NvtxSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+               const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t) {
+    // Marks and ranges; definitions (domain and category names) are not events.
+    const Shape shape = shape_of(Kind::nvtx, "eventType IN (" + nvtx_types_sql(kNvtxEvents) + ")");
+    interval_first(b_);
+    type_ = b_.column("eventType");
+    text_ = b_.column("text");
+    text_id_ = b_.column("textId");
+    global_tid_ = read_column(b_, shape.global_id);
+    end_global_tid_ = b_.column("endGlobalTid");
+    domain_ = b_.column("domainId");
+    category_ = b_.column("category");
+    color_ = b_.column("color");
+    range_id_ = b_.column("rangeId");
+    static const char* const payloads[] = {"int64Value", "uint64Value", "int32Value", "uint32Value",
+                                           "doubleValue", "floatValue"};
+    for (int i = 0; i < 6; ++i) payload_[i] = b_.column(payloads[i]);
+    json_text_ = b_.column("jsonText");
+    json_text_id_ = b_.column("jsonTextId");
+    event_.kind = Kind::nvtx;
+    event_.placement = Placement::cpu_thread;
+    prepare(t, b_.select_list(), f, shape);
+  }
+  Kind kind() const override { return Kind::nvtx; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    binds.emplace_back(m.pattern);
+    std::string text = column_sql("text"), text_id = column_sql("textId");
+    std::string cond = "(" + text + " " + m.sql_operator() + " ? OR (" + text + " IS NULL AND " +
+                       string_column_condition("textId", m, binds);
+    if (!name_could_be(m, kUnnamedNvtxRange)) cond += " AND " + text_id + " IS NOT NULL";
+    return cond + "))";
+  }
+  std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                Binds& binds) const override {
+    std::string text = column_sql("text"), text_id = column_sql("textId");
+    binds.emplace_back(json_list(names));
+    std::string cond = "(" + text + " IN (SELECT value FROM json_each(?)) OR (" + text + " IS NULL AND " +
+                       string_column_in("textId", names, binds);
+    if (std::find(names.begin(), names.end(), std::string_view(kUnnamedNvtxRange)) == names.end())
+      cond += " AND " + text_id + " IS NOT NULL";
+    return cond + "))";
+  }
+  bool read_row() override {
+    read_interval(true);
+    int64_t type = stmt_.int64(type_);
+    event_.instant = nvtx_type_is(type, NvtxRole::mark);
+    auto color = stmt_.optional_int64(color_);
+    event_.cname = color ? nearest_chrome_color(static_cast<uint32_t>(*color)) : nullptr;
+    event_.placement = nvtx_type_is(type, NvtxRole::start_end_range) ? Placement::cpu_async : Placement::cpu_thread;
+    if (event_.placement == Placement::cpu_thread &&
+        is_nccl_domain(stmt_.int64(global_tid_), stmt_.int64(domain_)))  // NULL: the default domain, 0
+      event_.placement = Placement::cpu_nccl;  // NCCL's own ranges read better on a lane of their own
+    if (!event_.instant && end_was_null_) {
+      // A range never closed extends to the end of the profile.
+      event_.dur = checked_duration(stmt_.int64(0), catalog_.profile_end(db_));
+    }
+    if (event_.instant) event_.dur = 0;
+    read_optional(global_tid_, event_.has_global_id, event_.global_id);
+    event_.name = catalog_.nvtx_range_name(stmt_.optional_text(text_), stmt_.optional_int64(text_id_), name_scratch_);
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    int64_t domain = stmt_.int64(domain_), thread = stmt_.int64(global_tid_);  // domains are numbered per process
+    if (domain != 0) {
+      if (const std::string* name = catalog_.nvtx_domain(thread, domain)) o.string("domain", *name);
+      o.integer("domain_id", domain);
+    }
+    if (int64_t cat = stmt_.int64(category_); cat != 0) {  // NULL or 0: no category
+      if (const std::string* name = catalog_.nvtx_category(thread, domain, cat)) o.string("category", *name);
+      o.integer("category_id", cat);
+    }
+    if (auto color = stmt_.optional_int64(color_)) {
+      uint32_t argb = static_cast<uint32_t>(*color);
+      o.string("color", fmt::format("#{:08X}", argb));
+    }
+    for (int i = 0; i < 6; ++i) {
+      if (stmt_.is_null(payload_[i])) continue;
+      if (i < 4) {
+        if (i == 1 && stmt_.int64(payload_[i]) < 0)  // uint64 stored in SQLite's signed integer
+          o.unsigned_integer("payload", static_cast<uint64_t>(stmt_.int64(payload_[i])));
+        else
+          o.integer("payload", stmt_.int64(payload_[i]));
+      } else {
+        o.real("payload", stmt_.real(payload_[i]));
+      }
+      break;
+    }
+    std::string scratch;
+    if (auto json = stmt_.optional_text(json_text_)) o.string("payload_json", *json);
+    else if (auto json_ref = string_or_placeholder(json_text_id_, scratch)) o.string("payload_json", *json_ref);
+    int64_t type = stmt_.int64(type_);
+    if (nvtx_type_is(type, NvtxRole::start_end_range)) o.string("range", "start/end");
+    optional_int(o, "range_id", range_id_);
+    auto ended_on = stmt_.optional_int64(end_global_tid_), started_on = stmt_.optional_int64(global_tid_);
+    if (ended_on && started_on && *ended_on != *started_on) o.integer("end_tid", os_tid_of(*ended_on));
+    if (!event_.instant && end_was_null_) {
+      o.boolean("unclosed", true);
+      // Where NVIDIA's nvtx_sum ends it (trace_events draws it to the end of the profile), on the timeline's clock.
+      if (std::optional<int64_t> last = catalog_.last_nvtx_timestamp(db_))
+        o.integer("last_nvtx_ts", saturating_add(*last, report_.clock_offset));
+    }
+  }
+
+ private:
+  bool is_nccl_domain(int64_t global_tid, int64_t domain) {
+    std::pair<int64_t, int64_t> key{global_pid_of(global_tid), domain};
+    auto it = nccl_domains_.find(key);
+    if (it == nccl_domains_.end()) {
+      const std::string* name = catalog_.nvtx_domain(global_tid, domain);
+      it = nccl_domains_.emplace(key, name != nullptr && *name == "NCCL").first;
+    }
+    return it->second;
+  }
+  SelectBuilder b_;
+  int type_, text_, text_id_, global_tid_, end_global_tid_, domain_, category_, color_, range_id_, payload_[6],
+      json_text_, json_text_id_;
+  std::map<std::pair<int64_t, int64_t>, bool> nccl_domains_;  // (globalPid, domainId) -> named NCCL
+  std::string name_scratch_;
+};
+
+
+// MPI calls (MPI_P2P_EVENTS, MPI_COLLECTIVES_EVENTS, MPI_START_WAIT_EVENTS, MPI_OTHER_EVENTS): on their thread,
+// named by the registered string textId (the MPI function), with their message parameters in args.
+class MpiSource final : public EventSource {
+ public:
+  MpiSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f, const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t) {
+    const Shape shape = shape_of(Kind::mpi);
+    time_columns_first(b_, Kind::mpi);
+    global_tid_ = read_column(b_, shape.global_id);
+    text_id_ = b_.column("textId");
+    static const char* const params[] = {"remoteRank", "rootRank", "tag", "size", "recvSize", "commHandle",
+                                         "requestHandle"};
+    for (int i = 0; i < 7; ++i) params_[i] = b_.column(params[i]);
+    event_.kind = Kind::mpi;
+    event_.placement = Placement::cpu_thread;
+    prepare(t, b_.select_list(), f, shape);
+  }
+  Kind kind() const override { return Kind::mpi; }
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    return string_column_condition("textId", m, binds);
+  }
+  std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                Binds& binds) const override {
+    return string_column_in("textId", names, binds);
+  }
+  bool read_row() override {
+    read_interval(true);  // an MPI call may have no end (still running when collection stopped)
+    if (end_was_null()) event_.dur = 0;
+    read_optional(global_tid_, event_.has_global_id, event_.global_id);
+    event_.name = string_or_placeholder(text_id_, name_scratch_).value_or("[unnamed MPI call]");
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    static const char* const keys[] = {"remote_rank", "root_rank", "tag", "size", "recv_size", "comm_handle",
+                                       "request_handle"};
+    for (int i = 0; i < 7; ++i)
+      optional_int(o, keys[i], params_[i]);
+    if (end_was_null()) o.boolean("no_end", true);
+  }
+
+ private:
+  SelectBuilder b_;
+  int global_tid_, text_id_, params_[7];
+  std::string name_scratch_;
+};
+
+// Sampled GPU counters (GPU_METRICS: timestamp, typeId, metricId, value), named by TARGET_INFO_GPU_METRICS
+// (typeId, metricId -> metricName; typeId -> typeName): one counter sample (Chrome "C" event) per row.
+class GpuMetricSource final : public EventSource {
+ public:
+  GpuMetricSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+                  const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t) {
+    time_columns_first(b_, Kind::gpu_metric);
+    type_ = b_.column("typeId");
+    metric_ = b_.column("metricId");
+    value_ = b_.column("value");
+    if (const TableInfo* names = catalog.schema().table("TARGET_INFO_GPU_METRICS");
+        names && names->has("typeId") && names->has("metricId") && names->has("metricName")) {
+      Statement s(db, "SELECT typeId, metricId, metricName FROM " + catalog.schema().qualified("TARGET_INFO_GPU_METRICS"));
+      while (s.step())
+        if (!s.is_null(0) && !s.is_null(1)) names_[{s.int64(0), s.int64(1)}] = std::string(s.text(2));
+    }
+    event_.kind = Kind::gpu_metric;
+    event_.placement = Placement::gpu_metrics;
+    event_.instant = true;
+    event_.has_global_id = false;
+    prepare(t, b_.select_list(), f, shape_of(Kind::gpu_metric));  // counters of a GPU: no process
+  }
+  Kind kind() const override { return Kind::gpu_metric; }
+  bool read_row() override {
+    read_interval(true);
+    event_.dur = 0;
+    int64_t type = stmt_.int64(type_);
+    int64_t metric = stmt_.int64(metric_);
+    event_.device_id = type;  // the metrics source: placed on its own process (see TrackLayout)
+    auto it = names_.find({type, metric});
+    if (it != names_.end()) {
+      event_.name = it->second;
+    } else {
+      name_scratch_ = fmt::format("metric {}", metric);
+      event_.name = name_scratch_;
+    }
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    if (stmt_.type(value_) == SQLITE_INTEGER) o.integer("value", stmt_.int64(value_));
+    else if (!stmt_.is_null(value_)) o.real("value", stmt_.real(value_));
+  }
+
+ private:
+  SelectBuilder b_;
+  int type_, metric_, value_;
+  std::map<std::pair<int64_t, int64_t>, std::string> names_;
+  std::string name_scratch_;
+};
+
+// Thread scheduling (SCHED_EVENTS): each sched-in record starts a "Running on CPU n" slice on a track beside its
+// thread, ending at the thread's next record (its sched-out), or at the end of the profile when there is none.
+class SchedSource final : public EventSource {
+ public:
+  SchedSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+              const ReportContext& r)
+      : EventSource(db, catalog, r) {
+    event_.kind = Kind::sched;
+    event_.placement = Placement::cpu_sched;
+    std::string paired = "(SELECT start, lead(start) OVER (PARTITION BY globalTid ORDER BY start, rowid) AS \"end\", "
+                         "rowid AS source_rowid, cpu, isSchedIn, globalTid FROM " +
+                         catalog.schema().qualified(t.name) + ")";
+    Shape shape = shape_of(Kind::sched, "isSchedIn = 1");
+    shape.from_sql = paired;
+    shape.end = "end";  // the paired end computed there
+    prepare(t, "start, \"end\", source_rowid, cpu, globalTid", f, shape);
+  }
+  Kind kind() const override { return Kind::sched; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    return may_start_with(m, "Running on CPU ") || name_could_be(m, "Running") ? "1" : "0";  // NULL cpu: "Running"
+  }
+  bool read_row() override {
+    read_interval(true);
+    if (end_was_null()) event_.dur = checked_duration(stmt_.int64(0), catalog_.profile_end(db_));
+    read_optional(4, event_.has_global_id, event_.global_id);
+    std::optional<int64_t> cpu = stmt_.optional_int64(3);
+    name_scratch_ = cpu ? fmt::format("Running on CPU {}", *cpu) : "Running";
+    event_.name = name_scratch_;
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    optional_int(o, "cpu", 3);
+    if (end_was_null()) o.boolean("until_profile_end", true);
+  }
+
+ private:
+  std::string name_scratch_;
+};
+
+// CUDA events (CUPTI_ACTIVITY_KIND_CUDA_EVENT): instants on their stream, at their `timestamp`. Exports before
+// 2023.4 have no timestamp column: their rows cannot be placed and are counted as skipped.
+class CudaEventSource final : public GpuSource {
+ public:
+  CudaEventSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+                  const ReportContext& r)
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::cuda_event)) {
+    event_id_ = b_.column("eventId");
+    event_.kind = Kind::cuda_event;
+    event_.instant = true;
+    prepare(t, b_.select_list(), f, gpu_shape());
+  }
+  Kind kind() const override { return Kind::cuda_event; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    return may_start_with(m, "CUDA event") ? "1" : "0";
+  }
+  bool read_row() override {
+    // An instant (a timestamp, no end): read_gpu() would take its missing end for an invalid one.
+    read_interval(/*end_may_be_null=*/true);
+    event_.placement = Placement::gpu_stream;
+    event_.device_id = stmt_.int64(gpu_.device);
+    event_.stream_id = stmt_.int64(gpu_.stream);
+    read_optional(gpu_.global_pid, event_.has_global_id, event_.global_id);
+    read_optional(gpu_.correlation, event_.has_correlation, event_.correlation_id);
+    event_.dur = 0;
+    std::optional<int64_t> event = stmt_.optional_int64(event_id_);
+    name_scratch_ = event ? fmt::format("CUDA event {}", *event) : "CUDA event";
+    event_.name = name_scratch_;
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    optional_int(o, "event_id", event_id_);
+    common_args(o, gpu_);
+  }
+
+ private:
+  SelectBuilder b_;
+  GpuColumns gpu_;
+  int event_id_;
+  std::string name_scratch_;
+};
+
+// Diagnostics (DIAGNOSTIC_EVENT): messages nsys recorded during collection, instants on a per-process
+// "Diagnostics" track.
+class DiagnosticSource final : public EventSource {
+ public:
+  DiagnosticSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+                   const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t) {
+    const Shape shape = shape_of(Kind::diagnostic);
+    time_columns_first(b_, Kind::diagnostic);
+    text_ = b_.column("text");
+    severity_ = b_.column("severity");
+    source_ = b_.column("source");
+    global_pid_ = read_column(b_, shape.global_id);
+    event_.kind = Kind::diagnostic;
+    event_.placement = Placement::process;
+    event_.instant = true;
+    prepare(t, b_.select_list(), f, shape);
+  }
+  Kind kind() const override { return Kind::diagnostic; }
+  bool read_row() override {
+    read_interval(true);
+    event_.dur = 0;
+    read_optional(global_pid_, event_.has_global_id, event_.global_id);
+    event_.name = stmt_.optional_text(text_).value_or("[diagnostic]");
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    optional_int(o, "severity", severity_);
+    optional_int(o, "source", source_);
+  }
+
+ private:
+  SelectBuilder b_;
+  int text_, severity_, source_, global_pid_;
+};
+
+// CPU samples (COMPOSITE_EVENTS, nsys's --sample): one instant per sample on a "(samples)" track beside its thread,
+// named after the innermost frame of its stack (SAMPLING_CALLCHAINS: "[no stack]" when it has none), the whole stack
+// in its args.
+class CpuSampleSource final : public EventSource {
+ public:
+  CpuSampleSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+                  const ReportContext& r)
+      : EventSource(db, catalog, r), b_(t), stacks_(db, catalog, kStackTable) {
+    const Shape shape = shape_of(Kind::cpu_sample);
+    time_columns_first(b_, Kind::cpu_sample);
+    global_tid_ = read_column(b_, shape.global_id);
+    cpu_ = b_.column("cpu");
+    state_ = b_.column("threadState");
+    cycles_ = b_.column("cpuCycles");
+    // Older exports declare id INT (not a rowid alias): the stack is found by the id column.
+    std::string id_sql = catalog.schema().qualified(t.name) + "." + quote_identifier(t.has("id") ? "id" : "rowid");
+    id_ = b_.expression(id_sql);
+    innermost_sql_ = CallchainReader::innermost_symbol_sql(catalog, kStackTable, id_sql);
+    innermost_ = b_.expression(innermost_sql_);
+    event_.kind = Kind::cpu_sample;
+    event_.placement = Placement::cpu_samples;
+    event_.instant = true;
+    prepare(t, b_.select_list(), f, shape);
+  }
+  Kind kind() const override { return Kind::cpu_sample; }
+  // The name is the innermost frame's symbol (a StringIds id, possibly dangling) or kNoStack when there is none.
+  // (string_expression_* keep rows whose symbol is NULL: here those are named kNoStack, so the name is re-checked.)
+  std::string name_condition(const NameMatch& m, Binds& binds) const override {
+    return string_expression_condition(innermost_sql_, m, binds);
+  }
+  std::optional<std::string> names_in_condition(const std::vector<std::string_view>& names,
+                                                Binds& binds) const override {
+    return string_expression_in(innermost_sql_, names, binds);
+  }
+  bool read_row() override {
+    read_interval(true);
+    event_.dur = 0;
+    read_optional(global_tid_, event_.has_global_id, event_.global_id);
+    event_.name = string_or_placeholder(innermost_, name_scratch_).value_or(kNoStack);
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    optional_int(o, "cpu", cpu_);
+    if (auto state = stmt_.optional_int64(state_)) {
+      if (const std::string* label = catalog_.thread_state_label(*state)) o.string("thread_state", *label);
+      else o.integer("thread_state", *state);
+    }
+    optional_int(o, "cpu_cycles", cycles_);
+    o.stack("stack", stacks_.read(stmt_.int64(id_)));
+  }
+
+ private:
+  static constexpr const char* kStackTable = "SAMPLING_CALLCHAINS";
+  SelectBuilder b_;
+  mutable CallchainReader stacks_;
+  std::string innermost_sql_;  // the StringIds id of the innermost frame's symbol, as SQL over the row
+  int global_tid_, cpu_, state_, cycles_, id_, innermost_;
+  std::string name_scratch_;
+};
+
+// A table whose rows this export gives no way to place (e.g. CUDA events without a timestamp before 2023.4): no
+// events, but its rows are counted as skipped so the trace says what it could not show.
+class UnplaceableRows final : public EventSource {
+ public:
+  UnplaceableRows(sqlite3* db, const ProfileCatalog& catalog, Kind kind, const std::string& table)
+      : EventSource(db, catalog), kind_(kind) {
+    Statement count(db, "SELECT count(*) FROM " + catalog.schema().qualified(table));
+    if (count.step()) skipped_ = static_cast<uint64_t>(count.int64(0));
+  }
+  Kind kind() const override { return kind_; }
+  bool next() override { return false; }
+  bool read_row() override { return false; }
+  void write_args(ArgsSink&) const override {}
+
+ private:
+  Kind kind_;
+};
+
+using OpenReader = std::unique_ptr<EventSource> (*)(sqlite3*, const ProfileCatalog&, const TableInfo&,
+                                                    const ScanFilter&, const ReportContext&, Kind);
+
+template <class Source>
+std::unique_ptr<EventSource> open_reader(sqlite3* db, const ProfileCatalog& c, const TableInfo& t, const ScanFilter& f,
+                                         const ReportContext& r, Kind kind) {
+  if constexpr (std::is_constructible_v<Source, sqlite3*, const ProfileCatalog&, const TableInfo&, const ScanFilter&,
+                                        const ReportContext&, Kind>)
+    return std::make_unique<Source>(db, c, t, f, r, kind);
+  else
+    return std::make_unique<Source>(db, c, t, f, r);
+}
+
+// Each kind's reader (its tables and columns: export_model.def). nullptr for the derived kinds, which are made by
+// nsystrace (make_projection_source), never read. A switch with no default: a kind added without a reader here is a
+// -Wswitch warning, and the static_assert below makes it an error.
+constexpr OpenReader reader_of(Kind kind) {
+  switch (kind) {
+    case Kind::nvtx: return open_reader<NvtxSource>;
+    case Kind::cuda_api: return open_reader<CallSource>;
+    case Kind::kernel: return open_reader<KernelSource>;
+    case Kind::memcpy: return open_reader<MemcpySource>;
+    case Kind::memset: return open_reader<MemsetSource>;
+    case Kind::sync: return open_reader<SyncSource>;
+    case Kind::nvtx_kernel: return nullptr;
+    case Kind::osrt: return open_reader<CallSource>;
+    case Kind::sched: return open_reader<SchedSource>;
+    case Kind::cuda_event: return open_reader<CudaEventSource>;
+    case Kind::diagnostic: return open_reader<DiagnosticSource>;
+    case Kind::graph: return open_reader<GraphSource>;
+    case Kind::cudnn: return open_reader<CallSource>;
+    case Kind::cublas: return open_reader<CallSource>;
+    case Kind::mpi: return open_reader<MpiSource>;
+    case Kind::cuda_graph: return open_reader<CallSource>;
+    case Kind::gpu_metric: return open_reader<GpuMetricSource>;
+    case Kind::cpu_sample: return open_reader<CpuSampleSource>;
+  }
+  return nullptr;
+}
+constexpr bool every_stored_kind_has_a_reader() {
+  for (const KindSpec& k : kKindSpecs)
+    if ((reader_of(k.kind) != nullptr) != (k.origin == Origin::stored)) return false;
+  return true;
+}
+static_assert(every_stored_kind_has_a_reader(), "a stored kind of export_model.def has no reader in reader_of()");
+
+void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const ProfileCatalog& catalog,
+              const ScanFilter& filter, const ReportContext& report, const RowSource& source) {
+  const Kind kind = source.kind;
+  const KindSpec& spec = kind_spec(kind);
+  if (!filter.wants(kind)) return;
+  const TableInfo* t = catalog.schema().table(source.table);
+  if (t == nullptr) return;  // absent table = no events (nsys creates tables lazily)
+  if (spec.time_may_be_absent && !t->has(spec.time)) {
+    out.push_back(std::make_unique<UnplaceableRows>(db, catalog, kind, source.table));
+    return;
+  }
+  for (const char* column : required_columns(kind)) {
+    if (t->has(column)) continue;
+    Statement any(db, "SELECT 1 FROM " + catalog.schema().qualified(source.table) + " LIMIT 1");
+    if (!any.step()) return;  // an empty table, whatever its columns
+    throw Error(fmt::format("nsystrace: table {} has no column '{}' (an export schema this version does not know?), "
+                            "so its rows cannot be placed on a timeline",
+                            source.table, column));
+  }
+  if (filter.pid) {
+    std::optional<int64_t> pid = pid_in_report(*filter.pid, report.index);
+    if (!pid) return;  // another report's process
+    bool pid_is_gpu = *pid >= kGpuPidBase;
+    if (pid_is_gpu != is_gpu(kind)) return;  // a GPU pid cannot match CPU events and vice versa
+  }
+  std::unique_ptr<EventSource> reader = reader_of(kind)(db, catalog, *t, filter, report, kind);
+  reader->set_tag(source.tag);
+  out.push_back(std::move(reader));
+}
+
+}  // namespace
+
+std::optional<int64_t> pid_in_report(int64_t chrome_pid, int report) {
+  if (chrome_pid < 0 || chrome_pid / kReportPidStride != report) return std::nullopt;
+  return chrome_pid % kReportPidStride;
+}
+
+int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const ProfileCatalog& catalog,
+                                                       const ScanFilter& filter, const ReportContext& report) {
+  std::vector<std::unique_ptr<EventSource>> out;
+  if (filter.impossible) return out;
+  for (const RowSource& source : kRowSources)
+    if (source.table != nullptr) open_one(out, db, catalog, filter, report, source);  // derived: not read
+  return out;
+}
+
+}  // namespace nsystrace

@@ -1,0 +1,383 @@
+#include "src/timeline/scan_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <sstream>
+
+#include "src/sqlite/statement.h"
+
+namespace nsystrace {
+
+namespace {
+
+using Op = OfferedConstraint::Op;
+
+constexpr const char* kTokenTexts[] = {
+    "kind=",        "kind!=",         "kind_in",       "ts=",           "ts>",           "ts>=",
+    "ts<",          "ts<=",           "pid=",          "name=",         "name_in",       "name_like",
+    "name_glob",    "correlation=",   "correlation_in", "global_tid=",  "global_tid_in", "global_pid=",
+    "global_pid_in", "schema=",       "schema_in",     "derived=",      "derived_in",    "limit"};
+static_assert(std::size(kTokenTexts) == static_cast<size_t>(Token::limit) + 1, "one text per token");
+
+constexpr int kFeedsGroups = 1 << 30, kAllDerived = 1 << 29, kAllReports = 1 << 28;
+
+bool is(int column, Column c) { return column == static_cast<int>(c); }
+
+// The token the scan applies a constraint with, or nothing: then SQLite applies it.
+std::optional<Token> token_for(const OfferedConstraint& c) {
+  bool in = c.whole_in_list;
+  if (c.op == Op::eq) {
+    // Text equality only under BINARY, the comparison the scan makes; the integer keys compare the same under any.
+    if (is(c.column, Column::kind)) return c.binary ? std::optional(in ? Token::kind_in : Token::kind_eq) : std::nullopt;
+    if (is(c.column, Column::name)) return c.binary ? std::optional(in ? Token::name_in : Token::name_eq) : std::nullopt;
+    if (is(c.column, Column::schema)) return c.binary ? std::optional(in ? Token::schema_in : Token::schema_eq) : std::nullopt;
+    if (is(c.column, Column::derived)) return in ? Token::derived_in : Token::derived_eq;
+    if (is(c.column, Column::correlation_id)) return in ? Token::correlation_in : Token::correlation_eq;
+    if (is(c.column, Column::global_tid)) return in ? Token::global_tid_in : Token::global_tid_eq;
+    if (is(c.column, Column::global_pid)) return in ? Token::global_pid_in : Token::global_pid_eq;
+    if (in) return std::nullopt;  // SQLite would rescan once per value: a full scan filtered by SQLite is cheaper
+    if (is(c.column, Column::ts)) return Token::ts_eq;
+    if (is(c.column, Column::pid)) return Token::pid_eq;
+    return std::nullopt;
+  }
+  if (is(c.column, Column::kind) && c.op == Op::ne && c.binary) return Token::kind_ne;
+  if (is(c.column, Column::name) && c.op == Op::like) return Token::name_like;
+  if (is(c.column, Column::name) && c.op == Op::glob) return Token::name_glob;
+  if (is(c.column, Column::ts)) {
+    switch (c.op) {
+      case Op::gt: return Token::ts_gt;
+      case Op::ge: return Token::ts_ge;
+      case Op::lt: return Token::ts_lt;
+      case Op::le: return Token::ts_le;
+      default: return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+// The share of the rows a handed constraint leaves, for the cost SQLite compares plans by.
+double selectivity(const OfferedConstraint& c) {
+  if (is(c.column, Column::kind)) return c.op == Op::ne ? 0.9 : 0.2;
+  if (is(c.column, Column::name)) return c.op == Op::eq ? 0.01 : 0.1;
+  if (is(c.column, Column::ts)) return c.op == Op::eq ? 1e-6 : 0.3;
+  if (is(c.column, Column::pid)) return 0.1;
+  if (is(c.column, Column::correlation_id)) return 1e-5;  // a handful of rows: the inner loop of the launch join
+  if (is(c.column, Column::global_tid)) return 0.01;
+  if (is(c.column, Column::global_pid)) return 0.1;
+  return 1.0;
+}
+
+uint64_t column_bit(Column c) {
+  int i = static_cast<int>(c);
+  return i < 63 ? uint64_t{1} << i : uint64_t{1} << 63;  // colUsed: bit 63 stands for every later column
+}
+
+}  // namespace
+
+const char* trace_events_declaration() {
+  static const std::string sql = [] {
+    std::string s = "CREATE TABLE x(";
+#define NSYSTRACE_COLUMN_SQL(name, type) s += #name " " type ", ";
+    NSYSTRACE_TRACE_EVENTS_COLUMNS(NSYSTRACE_COLUMN_SQL)
+#undef NSYSTRACE_COLUMN_SQL
+    s.resize(s.size() - 2);
+    return s + ")";
+  }();
+  return sql.c_str();
+}
+
+const char* token_text(Token t) { return kTokenTexts[static_cast<int>(t)]; }
+
+std::optional<Token> token_from_text(std::string_view text) {
+  for (size_t i = 0; i < std::size(kTokenTexts); ++i)
+    if (text == kTokenTexts[i]) return static_cast<Token>(i);
+  return std::nullopt;
+}
+
+std::string ScanPlan::idx_str() const {
+  std::string s;
+  for (Token t : tokens) s += (s.empty() ? "" : " ") + std::string(token_text(t));
+  return s;
+}
+
+int ScanPlan::idx_num() const {
+  // The count of argv values in the low bits, as EXPLAIN QUERY PLAN has always shown it ("INDEX 2:kind= ts>").
+  return static_cast<int>(tokens.size()) | (feeds_groups ? kFeedsGroups : 0) | (all_derived ? kAllDerived : 0) | (all_reports ? kAllReports : 0);
+}
+
+ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
+  ScanPlan p;
+  p.feeds_groups = (idx_num & kFeedsGroups) != 0;
+  p.all_derived = (idx_num & kAllDerived) != 0;
+  p.all_reports = (idx_num & kAllReports) != 0;
+  std::istringstream words(idx_str ? idx_str : "");
+  std::string word;
+  while (words >> word) {
+    auto t = token_from_text(word);
+    if (!t) throw Error("nsystrace: trace_events: unknown plan token '" + word + "'");
+    p.tokens.push_back(*t);
+  }
+  return p;
+}
+
+ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_terms, int distinct,
+                   uint64_t columns_used, std::optional<int64_t> limit_value) {
+  ScanPlan plan;
+  plan.uses.resize(offered.size());
+  bool every_constraint_handed = true, has_offset = false, derived_fixed = false, schema_fixed = false;
+  int limit = -1;
+  double fraction = 1.0;
+  for (size_t i = 0; i < offered.size(); ++i) {
+    const OfferedConstraint& c = offered[i];
+    if (c.op == Op::offset) has_offset = true;
+    if (c.op == Op::limit) {
+      if (c.usable) limit = static_cast<int>(i);
+      continue;
+    }
+    if (c.op == Op::offset) continue;
+    std::optional<Token> token = c.usable ? token_for(c) : std::nullopt;
+    if (!token) {
+      every_constraint_handed = false;
+      continue;
+    }
+    ScanPlan::Use& use = plan.uses[i];
+    use.argv = static_cast<int>(plan.tokens.size()) + 1;
+    use.whole_in_list = c.whole_in_list;
+    // kind, schema and derived are matched exactly against the scan's own vocabulary: SQLite need not re-check.
+    use.omit = is(c.column, Column::kind) || is(c.column, Column::schema) || is(c.column, Column::derived);
+    plan.tokens.push_back(*token);
+    derived_fixed |= is(c.column, Column::derived);
+    schema_fixed |= is(c.column, Column::schema);
+    fraction *= selectivity(c);
+  }
+  // The rows SQLite gets are the rows it returns only when it filters, sorts and skips nothing after the scan.
+  if (limit >= 0 && every_constraint_handed && !has_offset && order_by_terms == 0 && distinct == 0) {
+    plan.uses[limit].argv = static_cast<int>(plan.tokens.size()) + 1;
+    plan.tokens.push_back(Token::limit);
+  }
+  plan.all_derived = !derived_fixed && (columns_used & column_bit(Column::derived)) != 0;
+  plan.all_reports = !schema_fixed && (columns_used & column_bit(Column::schema)) != 0;
+  plan.feeds_groups = order_by_terms > 0 && distinct >= 1;
+  // Costs: a fixed part (every scan prepares a statement per event table and merges them) and a part in proportion
+  // to the rows the constraints leave, so SQLite prefers plans that push constraints (in joins too). The fixed part
+  // is over half of the largest cost, so two scans always cost more than one: SQLite never answers an OR with one
+  // scan per term (MULTI-INDEX OR), which would lay out lanes twice.
+  constexpr double kRows = 1e6, kFixedCost = 1e6;
+  double rows = kRows * fraction;
+  if (limit >= 0 && plan.uses[limit].argv > 0 && limit_value && *limit_value >= 0)
+    rows = std::min(rows, static_cast<double>(*limit_value));
+  plan.estimated_rows = std::max(1.0, rows);
+  plan.estimated_cost = kFixedCost + 0.99 * rows;
+  return plan;
+}
+
+namespace {
+
+// Applies one ts comparison to the inclusive bounds; a value the scan cannot compare exactly (text, blob) is left
+// to SQLite (inexact: the scan reads every ts and takes no LIMIT).
+void apply_ts(ScanFilter& f, Token op, const FilterValue& v) {
+  int64_t lo = INT64_MIN, hi = INT64_MAX;  // the inclusive range of integers satisfying "ts op v"
+  if (v.numeric == FilterValue::Type::integer) {
+    int64_t x = v.integer;
+    if (op == Token::ts_eq) lo = hi = x;
+    else if (op == Token::ts_gt) { if (x == INT64_MAX) f.impossible = true; else lo = x + 1; }
+    else if (op == Token::ts_ge) lo = x;
+    else if (op == Token::ts_lt) { if (x == INT64_MIN) f.impossible = true; else hi = x - 1; }
+    else if (op == Token::ts_le) hi = x;
+  } else if (v.numeric == FilterValue::Type::real) {
+    double d = v.real;
+    if (std::isnan(d)) return;
+    auto clamp = [](double x) -> int64_t {  // x integral
+      if (x >= 9223372036854775807.0) return INT64_MAX;
+      if (x <= -9223372036854775808.0) return INT64_MIN;
+      return static_cast<int64_t>(x);
+    };
+    if (op == Token::ts_eq) {
+      if (std::floor(d) != d) { f.impossible = true; return; }
+      lo = hi = clamp(d);
+    } else if (op == Token::ts_gt || op == Token::ts_ge) {
+      double b = op == Token::ts_gt ? std::floor(d) + 1 : std::ceil(d);
+      if (b > 9223372036854775807.0) f.impossible = true; else lo = clamp(b);
+    } else {
+      double b = op == Token::ts_lt ? std::ceil(d) - 1 : std::floor(d);
+      if (b < -9223372036854775808.0) f.impossible = true; else hi = clamp(b);
+    }
+  } else if (v.type == FilterValue::Type::null) {
+    f.impossible = true;  // a comparison with NULL is never true
+    return;
+  } else {
+    f.inexact = true;
+    return;
+  }
+  if (lo != INT64_MIN) f.ts_min = f.ts_min ? std::max(*f.ts_min, lo) : lo;
+  if (hi != INT64_MAX) f.ts_max = f.ts_max ? std::min(*f.ts_max, hi) : hi;
+  if (f.ts_min && f.ts_max && *f.ts_min > *f.ts_max) f.impossible = true;
+}
+
+// The kind a constraint names. NULL matches nothing (x = NULL is never true); any other value that is not a kind
+// is a mistake (`kind = 'kernels'`), and an empty answer would look like a profile without kernels.
+uint32_t kind_mask_of(const FilterValue& v) {
+  if (v.type == FilterValue::Type::null) return 0;
+  if (auto k = kind_from_name(v.text)) return kind_bit(*k);
+  std::string kinds;
+  for (int i = 0; i < kKindCount; ++i) kinds += fmt::format("{}'{}'", i ? ", " : "", kind_name(static_cast<Kind>(i)));
+  throw Error(fmt::format("nsystrace: trace_events has no kind '{}'; the kinds are: {}", v.text, kinds));
+}
+
+// The integers of an = or IN constraint on an integer column, into `set` (intersected with what is there). NULL is
+// never equal to anything; any other non-integer value is compared by SQLite's rules, so it is left to SQLite.
+void apply_integer_set(ScanFilter& f, std::optional<std::vector<int64_t>>& set, const FilterArgument& arg) {
+  std::vector<int64_t> values;
+  for (const FilterValue& x : arg) {
+    if (x.type == FilterValue::Type::integer) {
+      values.push_back(x.integer);
+    } else if (x.type != FilterValue::Type::null) {
+      f.inexact = true;
+      return;
+    }
+  }
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  if (set) {
+    std::vector<int64_t> both;
+    std::set_intersection(set->begin(), set->end(), values.begin(), values.end(), std::back_inserter(both));
+    values = std::move(both);
+  }
+  set = std::move(values);
+  if (set->empty()) f.impossible = true;
+}
+
+// `derived` = 0 or 1 (or an IN list of them): which of the two the scan yields (bit 0: stored rows, bit 1: derived).
+int derived_mask_of(const FilterArgument& arg) {
+  int mask = 0;
+  for (const FilterValue& x : arg) {
+    if (x.type == FilterValue::Type::null) continue;
+    if (x.numeric != FilterValue::Type::integer || (x.integer != 0 && x.integer != 1))
+      throw Error(fmt::format("nsystrace: trace_events.derived is 0 (events stored in the profile) or 1 (rows "
+                              "nsystrace derives: 'nvtx_kernel'), not '{}'", x.text));
+    mask |= 1 << x.integer;
+  }
+  return mask;
+}
+
+}  // namespace
+
+ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>& argv) {
+  ScanFilter f;
+  std::optional<int> derived;       // which rows `derived` asks for (bit 0 stored, bit 1 derived)
+  bool kind_names_derived = false;  // kind = 'nvtx_kernel' (or IN) was asked for
+  bool schema_fixed = false;
+  for (size_t i = 0; i < plan.tokens.size() && i < argv.size(); ++i) {
+    const FilterArgument& arg = argv[i];
+    if (arg.empty()) continue;
+    const FilterValue& v = arg.front();
+    switch (plan.tokens[i]) {
+      case Token::derived_eq:
+      case Token::derived_in: derived = derived.value_or(3) & derived_mask_of(arg); break;
+      case Token::correlation_eq:
+      case Token::correlation_in: apply_integer_set(f, f.correlations, arg); break;
+      case Token::global_tid_eq:
+      case Token::global_tid_in: apply_integer_set(f, f.global_tids, arg); break;
+      case Token::global_pid_eq:
+      case Token::global_pid_in: apply_integer_set(f, f.global_pids, arg); break;
+      case Token::schema_eq:
+      case Token::schema_in: {
+        std::vector<std::string> wanted;
+        for (const FilterValue& x : arg)  // compared as text (the column's affinity); NULL and a BLOB never equal
+          if (x.type != FilterValue::Type::null && x.type != FilterValue::Type::blob) wanted.push_back(x.text);
+        std::sort(wanted.begin(), wanted.end());
+        wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+        if (!schema_fixed) {
+          f.schemas = wanted;
+        } else {  // schema = a AND schema IN (...): both hold
+          std::vector<std::string> both;
+          std::set_intersection(f.schemas.begin(), f.schemas.end(), wanted.begin(), wanted.end(),
+                                std::back_inserter(both));
+          f.schemas = both;
+        }
+        schema_fixed = true;
+        if (f.schemas.empty()) f.impossible = true;
+        break;
+      }
+      case Token::kind_eq: {
+        uint32_t mask = kind_mask_of(v);
+        f.kinds &= mask;
+        kind_names_derived |= (mask & kDerivedKinds) != 0;
+        break;
+      }
+      case Token::kind_ne:
+        if (v.type == FilterValue::Type::null) f.impossible = true;  // x != NULL is never true
+        else f.kinds &= ~kind_mask_of(v);
+        break;
+      case Token::kind_in: {
+        uint32_t mask = 0;
+        for (const FilterValue& x : arg) mask |= kind_mask_of(x);
+        f.kinds &= mask;
+        kind_names_derived |= (mask & kDerivedKinds) != 0;
+        break;
+      }
+      case Token::name_in: {
+        std::vector<NameMatch> any;
+        bool narrow = true;  // a non-text value is compared by SQLite's rules: then do not narrow
+        for (const FilterValue& x : arg) {
+          if (x.type == FilterValue::Type::text) any.push_back(NameMatch{NameMatch::Op::eq, x.text});
+          else if (x.type != FilterValue::Type::null) narrow = false;  // (NULL is never equal to anything)
+        }
+        if (!narrow) f.inexact = true;
+        else if (any.empty()) f.impossible = true;  // only NULLs
+        else f.names.push_back(std::move(any));
+        break;
+      }
+      case Token::name_eq:
+      case Token::name_like:
+      case Token::name_glob:
+        if (v.type == FilterValue::Type::null) {
+          f.impossible = true;  // name = NULL / LIKE NULL is never true
+        } else if (v.type == FilterValue::Type::text) {
+          NameMatch m;
+          m.op = plan.tokens[i] == Token::name_eq     ? NameMatch::Op::eq
+                 : plan.tokens[i] == Token::name_like ? NameMatch::Op::like
+                                                      : NameMatch::Op::glob;
+          m.pattern = v.text;
+          f.names.push_back({std::move(m)});
+        } else {
+          f.inexact = true;  // a number or blob: compared by SQLite's rules, left to SQLite
+        }
+        break;
+      case Token::limit:
+        if (v.numeric == FilterValue::Type::integer && v.integer >= 0) f.limit = v.integer;
+        break;
+      case Token::pid_eq: {
+        if (v.numeric != FilterValue::Type::integer) {
+          if (v.type == FilterValue::Type::null) f.impossible = true;
+          else f.inexact = true;
+          break;
+        }
+        int64_t pid = v.integer;
+        if (pid < 0 || pid >= (int64_t{1} << 31) || (f.pid && *f.pid != pid)) f.impossible = true;
+        f.pid = pid;
+        break;
+      }
+      case Token::ts_eq:
+      case Token::ts_gt:
+      case Token::ts_ge:
+      case Token::ts_lt:
+      case Token::ts_le: apply_ts(f, plan.tokens[i], v); break;
+    }
+  }
+  if (!derived && kind_names_derived && !plan.all_derived)
+    throw Error("nsystrace: 'nvtx_kernel' rows (NVTX ranges projected onto the GPUs) are derived, not stored in the "
+                "profile, and trace_events has them only when asked: add `derived = 1` (those rows only) or "
+                "`derived in (0, 1)` (with every stored event), or read nvtx_kernel_ranges");
+  int wanted = derived.value_or(plan.all_derived ? 3 : 1);
+  if (!(wanted & 1)) f.kinds &= kDerivedKinds;
+  if (!(wanted & 2)) f.kinds &= ~kDerivedKinds;
+  if (f.kinds == 0) f.impossible = true;
+  if (f.inexact) f.limit.reset();  // a row the scan returns might still be dropped by SQLite: it must not count
+  return f;
+}
+
+}  // namespace nsystrace

@@ -1,0 +1,122 @@
+// The query planner of trace_events, without SQLite: which constraints a scan applies itself (exactly), which it
+// leaves to SQLite, whether it may take the LIMIT, and how the constraint values become a ScanFilter. ext/ only
+// translates SQLite's sqlite3_index_info and sqlite3_value to and from these types.
+//
+// The rule that keeps every answer SQLite's: a constraint is handed to the scan only when the scan applies it
+// exactly; everything else (an operator, a collation or a value the scan does not know) is left to SQLite, which
+// then filters a wider scan. SQLite re-checks every handed constraint but kind, schema and derived (omit), which the
+// scan matches exactly against its own fixed vocabulary. A LIMIT is taken only when nothing after the scan can drop
+// or reorder rows: every constraint of the WHERE is handed and exact, there is no OFFSET, no ORDER BY, no DISTINCT.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/readers/event_sources.h"
+
+namespace nsystrace {
+
+// The columns of trace_events, in declaration order (the order of the CREATE TABLE and of xColumn's index):
+// X(name, SQL type). Hidden columns are parameters (schema, derived) or carry what is not an event field (cname,
+// and `event`: the row handed to an aggregate by pointer, see kTraceRowPointerType).
+#define NSYSTRACE_TRACE_EVENTS_COLUMNS(X) \
+  X(kind, "TEXT")                         \
+  X(name, "TEXT")                         \
+  X(ts, "INTEGER")                        \
+  X(dur, "INTEGER")                       \
+  X(pid, "INTEGER")                       \
+  X(tid, "INTEGER")                       \
+  X(process_name, "TEXT")                 \
+  X(thread_name, "TEXT")                  \
+  X(device_id, "INTEGER")                 \
+  X(stream_id, "INTEGER")                 \
+  X(correlation_id, "INTEGER")            \
+  X(global_tid, "INTEGER")                \
+  X(args, "TEXT")                         \
+  X(lane, "INTEGER")                      \
+  X(global_pid, "INTEGER")                \
+  X(schema, "TEXT HIDDEN")                \
+  X(cname, "TEXT HIDDEN")                 \
+  X(derived, "INTEGER HIDDEN")            \
+  X(event, "HIDDEN")
+
+enum class Column : int {
+#define NSYSTRACE_COLUMN_ENUM(name, type) name,
+  NSYSTRACE_TRACE_EVENTS_COLUMNS(NSYSTRACE_COLUMN_ENUM)
+#undef NSYSTRACE_COLUMN_ENUM
+};
+// "CREATE TABLE x(kind TEXT, ...)", for sqlite3_declare_vtab.
+const char* trace_events_declaration();
+
+// The pointer type of trace_events.event (sqlite3_result_pointer): only the trace aggregates read it, and SQLite
+// turns it into NULL wherever it copies, sorts or stores the value, so an aggregate can only see a row SQLite hands
+// it directly from the scan.
+constexpr const char* kTraceRowPointerType = "nsystrace_trace_row";
+
+// One constraint SQLite offers (an entry of sqlite3_index_info.aConstraint).
+struct OfferedConstraint {
+  enum class Op { eq, ne, lt, le, gt, ge, like, glob, limit, offset, other };
+  int column = -1;            // a Column, or -1 for the rowid
+  Op op = Op::other;
+  bool usable = true;
+  bool binary = true;         // the comparison's collation is BINARY
+  bool whole_in_list = false; // an IN list SQLite can hand over at once (sqlite3_vtab_in)
+};
+
+// What the scan does with one handed constraint: its token in idxStr (what EXPLAIN QUERY PLAN shows) and how
+// xFilter reads its value.
+enum class Token : uint8_t {
+  kind_eq, kind_ne, kind_in, ts_eq, ts_gt, ts_ge, ts_lt, ts_le, pid_eq, name_eq, name_in, name_like, name_glob,
+  correlation_eq, correlation_in, global_tid_eq, global_tid_in, global_pid_eq, global_pid_in, schema_eq, schema_in,
+  derived_eq, derived_in, limit
+};
+const char* token_text(Token t);
+std::optional<Token> token_from_text(std::string_view text);
+
+struct ScanPlan {
+  struct Use {
+    int argv = 0;          // 1-based position in xFilter's argv; 0: left to SQLite
+    bool omit = false;     // SQLite need not re-check it
+    bool whole_in_list = false;
+  };
+  std::vector<Use> uses;          // one per offered constraint
+  std::vector<Token> tokens;      // in argv order
+  // The query reads `derived` / `schema` (colUsed) but no handed constraint fixes them: the scan yields every row
+  // (stored and derived; every report) and SQLite filters, so `derived != 0` or `schema like 'r%'` get SQLite's
+  // answer. A query that never names them reads the stored events of main, each once.
+  bool all_derived = false, all_reports = false;
+  bool feeds_groups = false;      // its rows feed a DISTINCT or GROUP BY: one row stands for a group
+  double estimated_cost = 0, estimated_rows = 0;
+
+  std::string idx_str() const;
+  // idxNum: the flags above, so xFilter gets them back with the tokens.
+  int idx_num() const;
+  static ScanPlan from_idx(int idx_num, const char* idx_str);
+};
+
+// distinct: sqlite3_vtab_distinct() (0: none); columns_used: sqlite3_index_info.colUsed; limit_value: a LIMIT known
+// at plan time (a literal), for the row estimate only.
+ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_terms, int distinct,
+                   uint64_t columns_used, std::optional<int64_t> limit_value = std::nullopt);
+
+// A constraint value as xFilter gets it, without SQLite: its storage type, and its value after SQLite's numeric
+// conversion (sqlite3_value_numeric_type), which a comparison with an INTEGER column applies.
+struct FilterValue {
+  enum class Type { null, integer, real, text, blob };
+  Type type = Type::null;      // as stored
+  Type numeric = Type::null;   // after numeric affinity: integer, real, or still text/blob/null
+  int64_t integer = 0;         // when numeric == integer
+  double real = 0;             // when numeric == real
+  std::string text;            // the value as text (for kind, name, schema and messages)
+};
+// The values of one handed constraint: one, or the members of an IN list handed over whole.
+using FilterArgument = std::vector<FilterValue>;
+
+// The ScanFilter a plan's constraint values give. Throws Error for a kind that does not exist (an empty answer
+// would look like a profile without that kind), a derived value other than 0 or 1, or nvtx_kernel asked for
+// without derived.
+ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>& argv);
+
+}  // namespace nsystrace

@@ -1,0 +1,201 @@
+#include "src/timeline/timeline_scan.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "src/writers/json_writer.h"
+#include "src/sqlite/sqlite_api.h"
+
+namespace nsystrace {
+
+namespace {
+std::vector<const ProfileCatalog*> catalogs_of(const std::vector<TimelineScan::Report>& reports) {
+  std::vector<const ProfileCatalog*> out;
+  for (const auto& r : reports) out.push_back(r.catalog.get());
+  return out;
+}
+std::vector<ReportContext> contexts_of(const std::vector<TimelineScan::Report>& reports) {
+  std::vector<ReportContext> out;
+  for (const auto& r : reports) out.push_back(r.context);
+  return out;
+}
+}  // namespace
+
+std::vector<TimelineScan::Report> TimelineScan::align_reports(
+    sqlite3* db, std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas,
+    const std::vector<std::string>& read) {
+  auto file_of = [db](const std::string& schema) {
+    const char* file = sqlite3_db_filename(db, schema.c_str());
+    return std::string(file && *file ? file : "in memory");
+  };
+  auto is_read = [&read](const std::string& schema) {
+    return read.empty() || std::find(read.begin(), read.end(), schema) != read.end();
+  };
+  std::optional<int64_t> origin;        // UTC ns of the trace's time 0
+  const std::string* placed = nullptr;  // a report read that has a session start, for the error below
+  for (const auto& [schema, catalog] : schemas) {
+    std::optional<int64_t> start = catalog->session_start_utc_ns();
+    if (!start) continue;
+    if (!origin || *start < *origin) origin = start;
+    if (!placed && is_read(schema)) placed = &schema;
+  }
+  std::vector<Report> out;
+  for (size_t i = 0; i < schemas.size(); ++i) {
+    std::optional<int64_t> start = schemas[i].second->session_start_utc_ns();
+    // A zero offset would draw it at an arbitrary place among the others it is read with.
+    if (!start && placed && is_read(schemas[i].first))
+      throw Error(fmt::format(
+          "nsystrace: report '{}' ({}) has no session start (TARGET_INFO_SESSION_START_TIME.utcEpochNs), so it "
+          "cannot be placed on one timeline with report '{}' ({}), which has one; convert it alone, or only with "
+          "reports that have no session start either",
+          schemas[i].first, file_of(schemas[i].first), *placed, file_of(*placed)));
+    Report r{std::move(schemas[i].second), ReportContext{}};
+    r.context.index = static_cast<int>(i);
+    r.context.schema = schemas[i].first;
+    r.context.labelled = schemas.size() > 1;
+    // Event times count from each report's session start.
+    if (start && __builtin_sub_overflow(*start, *origin, &r.context.clock_offset))
+      throw Error(fmt::format("nsystrace: report '{}' ({}) has a session start ({} ns) too far from the others' to "
+                              "share their timeline", r.context.schema, file_of(r.context.schema), *start));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
+                           const ProjectionProvider& projection)
+    : db_(db),
+      reports_(std::move(reports)),
+      layout_(catalogs_of(reports_), contexts_of(reports_)),
+      names_(filter.names),
+      limit_(filter.limit),
+      name_matcher_(db) {
+  for (Report& r : reports_) {
+    r.read = filter.schemas.empty() ||
+             std::find(filter.schemas.begin(), filter.schemas.end(), r.context.schema) != filter.schemas.end();
+    if (!r.read) continue;
+    for (auto& s : open_sources(db_, *r.catalog, filter, r.context)) sources_.push_back(std::move(s));
+    if (filter.wants(Kind::nvtx_kernel) && projection)
+      sources_.push_back(make_projection_source(db_, *r.catalog, projection(r.context.schema), filter, r.context));
+  }
+  narrowed_ = filter.narrows_rows();
+  live_.assign(sources_.size(), false);
+  for (size_t i = 0; i < sources_.size(); ++i) live_[i] = sources_[i]->next();
+  pick();
+}
+
+uint64_t TimelineScan::estimated_rows() const {
+  if (narrowed_) return 0;
+  uint64_t n = 0;
+  for (const auto& s : sources_) n += s->estimated_rows();
+  return n;
+}
+
+void TimelineScan::next() {
+  if (current_ == nullptr) return;
+  live_[current_index_] = current_->next();
+  pick();
+}
+
+bool TimelineScan::names_match(std::string_view name) {
+  for (const auto& any : names_) {
+    bool one = false;
+    for (const NameMatch& m : any)
+      if ((one = name_matcher_(m, name))) break;
+    if (!one) return false;
+  }
+  return true;
+}
+
+// Chooses the earliest head among the sources (longest first at equal start, then source order) and places it.
+void TimelineScan::pick() {
+  args_ready_ = false;
+  for (;;) {
+    current_ = nullptr;
+    if (limit_ && row_number_ >= *limit_) return;
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      if (!live_[i]) continue;
+      const SourceEvent& e = sources_[i]->event();
+      if (current_ == nullptr) {
+        current_ = sources_[i].get();
+        current_index_ = i;
+        continue;
+      }
+      const SourceEvent& best = current_->event();
+      if (e.ts < best.ts || (e.ts == best.ts && e.dur > best.dur)) {
+        current_ = sources_[i].get();
+        current_index_ = i;
+      }
+    }
+    if (current_ == nullptr) return;
+    if (names_.empty() || names_match(current_->event().name)) break;
+    live_[current_index_] = current_->next();  // not a row of this query: never placed, never counted
+  }
+  ++row_number_;
+  const SourceEvent& e = current_->event();
+  TrackLayout::Placed where = layout_.place(e);
+  row_.rowid = (static_cast<int64_t>(e.report) << 56) | (e.source_rowid << 5) | e.tag;
+  row_.report = e.report;
+  row_.cname = e.cname;
+  row_.schema = &reports_[e.report].context.schema;
+  row_.kind = e.kind;
+  row_.name = e.name;
+  row_.ts = e.ts;
+  row_.has_dur = !e.instant;
+  row_.dur = e.dur;
+  row_.track = where.track;
+  row_.lane = where.lane;
+  row_.pid = where.track->pid;
+  row_.process_name = where.track->process_name;
+  switch (e.placement) {  // the real thread or stream of the row
+    case Placement::gpu_stream:
+    case Placement::gpu_sync: row_.has_tid = true, row_.tid = e.stream_id; break;
+    case Placement::process:
+    case Placement::gpu_metrics: row_.has_tid = false, row_.tid = 0; break;
+    default: row_.has_tid = true, row_.tid = os_tid_of(e.global_id); break;  // CPU threads, NVTX projection
+  }
+  row_.has_stream = e.placement == Placement::gpu_stream || e.placement == Placement::gpu_sync;
+  row_.on_gpu = row_.has_stream || e.placement == Placement::gpu_nvtx;
+  row_.device_id = e.device_id;
+  row_.stream_id = e.stream_id;
+  row_.has_correlation = e.has_correlation;
+  row_.correlation_id = e.correlation_id;
+  row_.has_global_tid = e.has_global_id;
+  row_.global_tid = e.global_id;
+}
+
+std::string_view TimelineScan::args() {
+  if (current_ == nullptr) return {};
+  if (!args_ready_) {
+    args_.clear();
+    JsonArgs json(args_);
+    write_args(json);
+    json.close();
+    args_ready_ = true;
+  }
+  return args_;
+}
+
+void TimelineScan::write_args(ArgsSink& args) const {
+  if (current_ == nullptr) return;
+  current_->write_args(args);
+  if (current_->end_invalid()) {  // say what the profile held
+    if (current_->end_was_null()) args.null("invalid_end");
+    else args.integer("invalid_end", current_->stored_end());
+  }
+}
+
+uint64_t TimelineScan::sum_over(Kind kind, uint64_t (EventSource::*count)() const) const {
+  uint64_t n = 0;
+  for (const auto& s : sources_)
+    if (s->kind() == kind) n += ((*s).*count)();
+  return n;
+}
+
+uint64_t TimelineScan::skipped(Kind kind) const { return sum_over(kind, &EventSource::skipped); }
+
+uint64_t TimelineScan::invalid_ends(Kind kind) const { return sum_over(kind, &EventSource::invalid_ends); }
+
+}  // namespace nsystrace

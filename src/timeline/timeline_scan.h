@@ -1,0 +1,87 @@
+// The whole timeline of one export as a stream of trace_events rows: a k-way merge of the per-table readers in
+// time order, each event placed on its track as it passes. This is what a trace_events cursor walks.
+#pragma once
+#include <functional>
+#include <optional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/readers/event_sources.h"
+#include "src/model/nvtx_projection.h"
+#include "src/timeline/track_layout.h"
+
+namespace nsystrace {
+
+class TimelineScan {
+ public:
+  // One report (database schema) of the scan; several are merged on one timeline.
+  struct Report {
+    std::shared_ptr<const ProfileCatalog> catalog;
+    ReportContext context;
+    // Whether the scan reads its events. A scan is given every report of the connection, so that a report's number
+    // (its pids and rowids), its label and its clock are the same whichever reports a query reads.
+    bool read = true;
+  };
+  // projection: gives a schema's NVTX GPU projection (computed on first use, cached by the caller) for
+  // 'nvtx_kernel' rows.
+  using ProjectionProvider = std::function<std::shared_ptr<const NvtxProjection>(const std::string& schema)>;
+  // Reads the reports named in filter.schemas (all of them when it is empty).
+  TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
+               const ProjectionProvider& projection = nullptr);
+  // The reports of a connection (main first, then the ATTACHed ones in order) on one clock whose time 0 is the
+  // earliest session start among them (TARGET_INFO_SESSION_START_TIME): each report's times are shifted by (its
+  // session start - that origin), so no report is drawn before 0 and the report that started first keeps its own
+  // times, as a report alone does. Numbers, labels and clocks depend on the connection's reports only, not on the
+  // ones a query reads (`read`, all when empty). A report read without a session start beside reports that have
+  // one cannot be placed: an Error naming its schema and file (db gives the files).
+  static std::vector<Report> align_reports(sqlite3* db,
+                                           std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas,
+                                           const std::vector<std::string>& read = {});
+
+  bool eof() const { return current_ == nullptr; }
+  void next();
+  const TraceRow& row() const { return row_; }
+  std::string_view args();  // the current row's args as JSON object text, built on first request
+  void write_args(ArgsSink& args) const;  // the same, typed, into any sink
+  int64_t row_number() const { return row_number_; }  // 1 for the first row
+  // The current row is the last one its LIMIT allows: the scan is finished once SQLite has read it.
+  bool at_limit() const { return limit_ && row_number_ == *limit_; }
+  const ProfileCatalog& catalog() const { return *reports_[0].catalog; }
+  std::shared_ptr<const ProfileCatalog> shared_catalog() const { return reports_[0].catalog; }
+  const std::vector<Report>& reports() const { return reports_; }
+  // Rows of each kind that were read but could not be placed (no start time).
+  uint64_t skipped(Kind kind) const;
+  // Rows of each kind drawn with dur 0 because their end was missing or before their start.
+  uint64_t invalid_ends(Kind kind) const;
+  // About how many rows the scan yields, for progress: 0 (unknown) when constraints other than kind and report
+  // narrow it.
+  uint64_t estimated_rows() const;
+  const std::set<int32_t>& pids_shared_by_machines() const { return layout_.pids_shared_by_machines(); }
+
+ private:
+  uint64_t sum_over(Kind kind, uint64_t (EventSource::*count)() const) const;  // over the sources of a kind
+  void pick();
+  // The pushed-down name constraints, applied exactly to the name each row is given: the readers' SQL only narrows
+  // what they read (a superset), so the rows handed out are exactly those the query selects, and a LIMIT counts
+  // true rows.
+  bool names_match(std::string_view name);
+
+  sqlite3* db_;
+  std::vector<Report> reports_;
+  std::vector<std::unique_ptr<EventSource>> sources_;
+  std::vector<bool> live_;
+  TrackLayout layout_;
+  EventSource* current_ = nullptr;
+  size_t current_index_ = 0;
+  TraceRow row_;
+  std::string args_;
+  bool args_ready_ = false;
+  int64_t row_number_ = 0;
+  std::vector<std::vector<NameMatch>> names_;
+  std::optional<int64_t> limit_;
+  bool narrowed_ = false;  // ScanFilter::narrows_rows(): no estimate of the rows from the tables' sizes
+  NameMatcher name_matcher_;
+};
+
+}  // namespace nsystrace

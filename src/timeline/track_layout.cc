@@ -1,0 +1,116 @@
+#include "src/timeline/track_layout.h"
+
+#include <fmt/format.h>
+
+namespace nsystrace {
+
+namespace {
+// Placements drawn under the event's own OS process (the others are under a GPU or a GPU metrics source).
+bool in_os_process(Placement p) {
+  return p == Placement::cpu_thread || p == Placement::cpu_async || p == Placement::cpu_sched ||
+         p == Placement::cpu_nccl || p == Placement::cpu_samples || p == Placement::process;
+}
+}  // namespace
+
+const std::string* TrackLayout::process(int32_t pid, const SourceEvent& ev) {
+  auto it = processes_.find(pid);
+  if (it != processes_.end()) return &it->second;
+  std::string name;
+  if (in_os_process(ev.placement)) {
+    const std::string* known = catalog(ev).process_name(process_key_of(ev.global_id));
+    name = known ? *known : fmt::format("Process {}", os_pid_of(ev.global_id));
+  } else if (ev.placement == Placement::gpu_metrics) {
+    const std::string* type_name = catalog(ev).gpu_metrics_type_name(ev.device_id);
+    name = type_name ? fmt::format("GPU metrics: {}", *type_name) : fmt::format("GPU metrics (type {})", ev.device_id);
+  } else {
+    const std::string* gpu = catalog(ev).gpu_name(ev.device_id);
+    name = gpu ? fmt::format("GPU {} ({})", ev.device_id, *gpu) : fmt::format("GPU {}", ev.device_id);
+  }
+  const ReportContext& report = reports_[ev.report];
+  if (report.labelled) name = fmt::format("[{}] {}", report.schema, name);  // ranks side by side
+  return &processes_.emplace(pid, std::move(name)).first->second;
+}
+
+TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
+  Key key;
+  int space = static_cast<int>(ev.placement) * kMaxReports + ev.report;  // reports never share a track
+  switch (ev.placement) {
+    case Placement::cpu_thread:
+    case Placement::cpu_async:
+    case Placement::cpu_sched:
+    case Placement::cpu_nccl:
+    case Placement::cpu_samples: key = Key{space, ev.global_id, 0, 0}; break;
+    case Placement::gpu_stream: key = Key{space, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
+    case Placement::gpu_sync:
+    case Placement::gpu_metrics: key = Key{space, ev.device_id, 0, 0}; break;
+    case Placement::gpu_nvtx: key = Key{space, ev.device_id, ev.global_id, 0}; break;
+    case Placement::process: key = Key{space, process_key_of(ev.global_id), 0, 0}; break;
+  }
+  if (last_track_ != nullptr && key == last_key_) return *last_track_;
+  auto it = tracks_.find(key);
+  if (it == tracks_.end()) {
+    Track t;
+    t.id = static_cast<int64_t>(tracks_.size());
+    t.placement = ev.placement;
+    int64_t report_base = ev.report * kReportPidStride;
+    if (ev.placement == Placement::gpu_metrics) {
+      // One process per metrics source, after the GPUs.
+      t.pid = static_cast<int32_t>(report_base + gpu_metrics_pid(ev.device_id));
+      t.name = "Counters";
+      t.has_own_id = true;
+      t.own_id = 0;
+    } else if (ev.placement == Placement::process) {
+      t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
+      t.name = "Diagnostics";
+    } else if (in_os_process(ev.placement)) {  // a thread's own track, or one beside it
+      t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
+      auto [owner, fresh] = pid_owner_.emplace(t.pid, process_key_of(ev.global_id));
+      if (!fresh && owner->second != process_key_of(ev.global_id)) shared_pids_.insert(t.pid);
+      int32_t tid = os_tid_of(ev.global_id);
+      const std::string* tn = catalog(ev).thread_name(ev.global_id);
+      t.thread_name = tn ? *tn : fmt::format("Thread {}", tid);
+      t.thread_tid = tid;
+      t.name = t.thread_name;
+      if (ev.placement == Placement::cpu_thread) {
+        t.has_own_id = true;
+        t.own_id = tid;
+      } else {
+        t.name += ev.placement == Placement::cpu_async    ? " (NVTX start/end)"
+                  : ev.placement == Placement::cpu_nccl   ? " (NCCL)"
+                  : ev.placement == Placement::cpu_samples ? " (samples)"
+                                                          : " (CPU)";
+      }
+    } else {
+      t.pid = static_cast<int32_t>(report_base + gpu_pid(ev.device_id));
+      if (ev.placement == Placement::gpu_sync) {
+        t.name = "CUDA sync";
+      } else if (ev.placement == Placement::gpu_nvtx) {
+        const std::string* tn = catalog(ev).thread_name(ev.global_id);
+        t.name = fmt::format("NVTX (GPU projection): {} (tid {})", tn ? *tn : "thread", os_tid_of(ev.global_id));
+      } else {
+        int64_t owner = process_key_of(ev.global_id);
+        auto [claim, fresh] = stream_owner_.emplace(std::make_pair(t.pid, ev.stream_id), owner);
+        bool own_id = (fresh || claim->second == owner) && ev.stream_id >= 0 && ev.stream_id < 0xF00000;
+        t.has_own_id = own_id;
+        t.own_id = own_id ? static_cast<int32_t>(ev.stream_id) : 0;
+        t.name = own_id ? fmt::format("Stream {}", ev.stream_id)
+                        : fmt::format("Stream {} (pid {})", ev.stream_id, os_pid_of(ev.global_id));
+      }
+    }
+    t.process_name = process(t.pid, ev);
+    it = tracks_.emplace(key, TrackState{std::move(t), LaneFitter()}).first;
+  }
+  last_key_ = key;
+  last_track_ = &it->second;
+  return it->second;
+}
+
+TrackLayout::Placed TrackLayout::place(const SourceEvent& ev) {
+  TrackState& state = track_for(ev);
+  int64_t end;
+  if (__builtin_add_overflow(ev.ts, ev.dur, &end)) end = INT64_MAX;
+  size_t lane = state.lanes.fit(ev.ts, end, ev.instant);
+  return Placed{&state.track, static_cast<uint32_t>(lane)};
+}
+
+}  // namespace nsystrace

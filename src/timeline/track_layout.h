@@ -1,0 +1,62 @@
+// Places events on tracks (Track: which thread, stream or side track, under which process) and lanes, so that slices
+// on one lane of a track always nest. Perfetto and chrome://tracing drop a slice that partially overlaps an earlier
+// one on its track; here such a slice goes to an extra lane of the same track instead. Events must arrive in
+// (start, longest first) order. How tracks and lanes are written is the writers' business.
+//
+// Processes: a CPU thread's tracks are under its OS pid; GPU d's under gpu_pid(d) (one track per CUDA stream, and
+// a "CUDA sync" track); a GPU metrics source's under gpu_metrics_pid(typeId). Beside a thread: its NVTX start/end
+// ranges ("<thread> (NVTX start/end)"), NCCL ranges ("<thread> (NCCL)"), CPU scheduling ("<thread> (CPU)").
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "src/model/event.h"
+#include "src/timeline/lane_fitter.h"
+#include "src/model/profile_catalog.h"
+
+namespace nsystrace {
+
+class TrackLayout {
+ public:
+  // One catalog per report of the scan (event.report indexes it).
+  explicit TrackLayout(std::vector<const ProfileCatalog*> catalogs, std::vector<ReportContext> reports)
+      : catalogs_(std::move(catalogs)), reports_(std::move(reports)) {}
+
+  struct Placed {
+    const Track* track;  // stable for the layout's life
+    uint32_t lane;
+  };
+  Placed place(const SourceEvent& ev);
+  // Pids under which processes of different machines (the upper bits of globalTid: vm ids) are drawn together: the
+  // pid space has no room for a machine, so such processes share one. Said in the trace (otherData), never silent.
+  const std::set<int32_t>& pids_shared_by_machines() const { return shared_pids_; }
+
+ private:
+  struct TrackState {
+    Track track;
+    LaneFitter lanes;
+  };
+  using Key = std::tuple<int, int64_t, int64_t, int64_t>;
+
+  const std::string* process(int32_t pid, const SourceEvent& ev);
+  TrackState& track_for(const SourceEvent& ev);
+
+  const ProfileCatalog& catalog(const SourceEvent& ev) const { return *catalogs_[ev.report]; }
+  std::vector<const ProfileCatalog*> catalogs_;
+  std::vector<ReportContext> reports_;
+  std::map<Key, TrackState> tracks_;
+  std::unordered_map<int32_t, std::string> processes_;  // pid -> name
+  std::map<std::pair<int32_t, int64_t>, int64_t> stream_owner_;  // (gpu pid, stream) -> process key
+  std::unordered_map<int32_t, int64_t> pid_owner_;  // pid of an OS process -> the first process key drawn under it
+  std::set<int32_t> shared_pids_;
+  TrackState* last_track_ = nullptr;
+  Key last_key_{-1, 0, 0, 0};
+};
+
+}  // namespace nsystrace

@@ -1,0 +1,470 @@
+#include "src/writers/perfetto/perfetto_trace_writer.h"
+
+#include <fmt/format.h>
+
+#include "src/sqlite/statement.h"
+#include "src/writers/viewer_time.h"
+
+namespace nsystrace {
+
+namespace {
+// Field numbers, from Perfetto's perfetto_trace.proto (v58).
+namespace Trace { constexpr uint32_t packet = 1; }
+namespace Packet {
+constexpr uint32_t timestamp = 8, track_event = 11, trusted_packet_sequence_id = 10, interned_data = 12,
+                   sequence_flags = 13, clock_snapshot = 6, trace_packet_defaults = 59, track_descriptor = 60,
+                   chrome_events = 5, stack_sample = 135;
+constexpr uint64_t kSeqIncrementalStateCleared = 1;
+}  // namespace Packet
+namespace Event {
+constexpr uint32_t category_iids = 3, debug_annotations = 4, legacy_event = 6, type = 9, name_iid = 10,
+                   track_uuid = 11, counter_value = 30, double_counter_value = 44, callstack_iid = 56;
+constexpr uint64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
+}  // namespace Event
+namespace Legacy { constexpr uint32_t bind_id = 8, flow_direction = 13; constexpr uint64_t kFlowIn = 1, kFlowOut = 2; }
+namespace Annotation {
+constexpr uint32_t name_iid = 1, bool_value = 2, uint_value = 3, int_value = 4, double_value = 5,
+                   array_values = 12, string_value_iid = 17;
+}
+namespace Interned {
+constexpr uint32_t event_categories = 1, event_names = 2, debug_annotation_names = 3, debug_annotation_string_values = 29,
+                   function_names = 5, frames = 6, callstacks = 7, mapping_paths = 17, mappings = 19;
+constexpr uint32_t iid = 1, name = 2, str = 2;  // EventCategory/EventName/DebugAnnotationName: name; InternedString: str
+}  // namespace Interned
+namespace Frame { constexpr uint32_t iid = 1, function_name_id = 2, mapping_id = 3; }
+namespace Mapping { constexpr uint32_t iid = 1, path_string_ids = 7; }
+namespace Callstack { constexpr uint32_t iid = 1, frame_ids = 2; }
+namespace Sample {
+constexpr uint32_t task_context = 1, execution_context = 3, callstack_iid = 6;
+constexpr uint32_t task_pid = 2, task_tid = 3, exec_cpu = 2, exec_mode = 3;
+constexpr uint64_t kModeUser = 1, kModeKernel = 2;
+}  // namespace Sample
+namespace Descriptor {
+constexpr uint32_t uuid = 1, name = 2, process = 3, thread = 4, parent_uuid = 5, counter = 8, child_ordering = 11,
+                   sibling_order_rank = 12, sibling_merge_behavior = 15;
+constexpr uint64_t kExplicitOrder = 3, kMergeNone = 2;
+}  // namespace Descriptor
+namespace ProcessDesc { constexpr uint32_t pid = 1, legacy_sort_index = 3, process_name = 6; }
+namespace ThreadDesc { constexpr uint32_t pid = 1, tid = 2, thread_name = 5; }
+namespace Clock {
+constexpr uint32_t clocks = 1, primary_trace_clock = 2, clock_id = 1, timestamp = 2, is_incremental = 3;
+constexpr uint64_t kBoottime = 6, kIncremental = 64;  // 64: the first sequence-scoped clock id
+}  // namespace Clock
+namespace Defaults { constexpr uint32_t timestamp_clock_id = 58; }
+namespace Metadata { constexpr uint32_t metadata = 2, name = 1, json_value = 5; }
+
+constexpr uint32_t kSequence = 1;
+constexpr size_t kFlushBytes = 1 << 16;
+}  // namespace
+
+// Typed args as DebugAnnotations of the current TrackEvent; names and string values interned.
+class PerfettoTraceWriter::Annotations final : public ArgsSink {
+ public:
+  // skip: an integer arg left out (see add_row).
+  Annotations(PerfettoTraceWriter& w, std::string_view skip) : w_(w), skip_(skip) {}
+  ArgsSink& integer(std::string_view key, int64_t v) override {
+    if (key == skip_) return *this;
+    return one(key, Annotation::int_value, static_cast<uint64_t>(v));
+  }
+  ArgsSink& unsigned_integer(std::string_view key, uint64_t v) override { return one(key, Annotation::uint_value, v); }
+  ArgsSink& boolean(std::string_view key, bool v) override { return one(key, Annotation::bool_value, v ? 1 : 0); }
+  ArgsSink& real(std::string_view key, double v) override {
+    open(key);
+    w_.packet_.double_field(Annotation::double_value, v);
+    return close();
+  }
+  ArgsSink& string(std::string_view key, std::string_view v) override {
+    uint64_t iid = w_.intern(w_.arg_strings_, v, Interned::debug_annotation_string_values);
+    return one(key, Annotation::string_value_iid, iid);
+  }
+  // A null: the annotation's name without a value, which Perfetto reads as it reads a JSON null (no arg). A
+  // legacy_json_value "null" makes its importer abort (v58).
+  ArgsSink& null(std::string_view key) override {
+    open(key);
+    return close();
+  }
+  ArgsSink& triple(std::string_view key, int64_t a, int64_t b, int64_t c) override {
+    open(key);
+    for (int64_t v : {a, b, c}) {
+      w_.packet_.begin(Annotation::array_values);
+      w_.packet_.int_field(Annotation::int_value, v);
+      w_.packet_.end();
+    }
+    return close();
+  }
+  // An API call's backtrace: the slice's own callstack (Perfetto shows it with the slice and can aggregate it).
+  ArgsSink& stack(std::string_view key, const Stack& stack) override {
+    callstack = w_.callstack_iid(stack);
+    if (stack.missing_depths != 0) integer(missing_depths_key(key), stack.missing_depths);
+    return *this;
+  }
+  uint64_t callstack = 0;  // the interned callstack of the event, 0 for none
+
+ private:
+  void open(std::string_view key) {
+    w_.packet_.begin(Event::debug_annotations);
+    w_.packet_.varint_field(Annotation::name_iid, w_.intern(w_.arg_names_, key, Interned::debug_annotation_names));
+  }
+  ArgsSink& close() {
+    w_.packet_.end();
+    return *this;
+  }
+  ArgsSink& one(std::string_view key, uint32_t field, uint64_t value) {
+    open(key);
+    w_.packet_.varint_field(field, value);
+    return close();
+  }
+  PerfettoTraceWriter& w_;
+  std::string_view skip_;
+};
+
+PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out) : out_(out) {
+  // The clocks: the trace's timestamps are nsys's nanoseconds, on BOOTTIME (Perfetto's default trace clock); packets
+  // give them as deltas on a sequence-scoped incremental clock that starts at the same 0.
+  packet_.begin(Trace::packet);
+  packet_.varint_field(Packet::trusted_packet_sequence_id, kSequence);
+  packet_.begin(Packet::clock_snapshot);
+  for (uint64_t id : {Clock::kBoottime, Clock::kIncremental}) {
+    packet_.begin(Clock::clocks);
+    packet_.varint_field(Clock::clock_id, id);
+    packet_.varint_field(Clock::timestamp, 0);
+    if (id == Clock::kIncremental) packet_.bool_field(Clock::is_incremental, true);
+    packet_.end();
+  }
+  packet_.varint_field(Clock::primary_trace_clock, Clock::kBoottime);
+  packet_.end();
+  packet_.end();
+  // The sequence's state: cleared here, then every packet's timestamp is on the incremental clock.
+  packet_.begin(Trace::packet);
+  packet_.varint_field(Packet::trusted_packet_sequence_id, kSequence);
+  packet_.varint_field(Packet::sequence_flags, Packet::kSeqIncrementalStateCleared);
+  packet_.begin(Packet::trace_packet_defaults);
+  packet_.varint_field(Defaults::timestamp_clock_id, Clock::kIncremental);
+  packet_.end();
+  packet_.end();
+  out_.append(packet_.data());
+  packet_.clear();
+}
+
+void PerfettoTraceWriter::begin_packet(int64_t ts) {
+  // The clock only moves forward (rows come in time order, viewer_time() keeps it): a delta that is negative or
+  // does not fit would be a wrong time in the trace, so it is an error instead.
+  int64_t delta;
+  if (__builtin_sub_overflow(ts, last_ts_, &delta) || delta < 0)
+    throw Error(fmt::format("nsystrace: perfetto trace: an event at {} ns comes after one at {} ns (rows out of time "
+                            "order)",
+                            ts, last_ts_));
+  packet_.begin(Trace::packet);
+  packet_.varint_field(Packet::timestamp, static_cast<uint64_t>(delta));
+  last_ts_ = ts;
+  packet_.varint_field(Packet::trusted_packet_sequence_id, kSequence);
+}
+
+void PerfettoTraceWriter::end_packet() {
+  if (interned_.size() > 0) {
+    packet_.bytes_field(Packet::interned_data, interned_.data());
+    interned_.clear();
+  }
+  packet_.end();
+  if (packet_.size() >= kFlushBytes) {
+    out_.append(packet_.data());
+    packet_.clear();
+    out_.maybe_drain();
+  }
+}
+
+uint64_t PerfettoTraceWriter::intern(std::unordered_map<std::string, uint64_t>& table, std::string_view s,
+                                     uint32_t interned_field) {
+  key_.assign(s.data(), s.size());  // a reused buffer: no allocation per lookup on the per-event path
+  auto it = table.find(key_);
+  if (it != table.end()) return it->second;
+  uint64_t iid = table.size() + 1;
+  table.emplace(key_, iid);
+  interned_.begin(interned_field);
+  interned_.varint_field(Interned::iid, iid);
+  interned_.bytes_field(Interned::name, s);  // the same field number (2) for names and InternedString.str
+  interned_.end();
+  return iid;
+}
+
+uint64_t PerfettoTraceWriter::process_uuid(const Track& track) {
+  auto [it, fresh] = processes_.try_emplace(track.pid, 0);
+  if (!fresh) return it->second;
+  it->second = next_uuid_++;
+  begin_packet(last_ts_);
+  packet_.begin(Packet::track_descriptor);
+  packet_.varint_field(Descriptor::uuid, it->second);
+  packet_.begin(Descriptor::process);
+  packet_.int_field(ProcessDesc::pid, track.pid);
+  if (track.process_name) packet_.bytes_field(ProcessDesc::process_name, *track.process_name);
+  packet_.int_field(ProcessDesc::legacy_sort_index, track.pid);  // the JSON's order: CPU processes, then GPUs
+  packet_.end();
+  packet_.varint_field(Descriptor::child_ordering, Descriptor::kExplicitOrder);
+  packet_.end();
+  end_packet();
+  return it->second;
+}
+
+uint64_t PerfettoTraceWriter::track_uuid(const Track& track, uint32_t lane) {
+  TrackUuids& t = tracks_[&track];
+  if (lane < t.lanes.size() && t.lanes[lane] != 0) return t.lanes[lane];
+  if (lane >= t.lanes.size()) t.lanes.resize(lane + 1, 0);
+  // A thread's own track is the thread itself (described once, also for its CPU samples: thread_uuid); every other
+  // track (and every extra lane) is named, under its parent.
+  if (lane == 0 && track.placement == Placement::cpu_thread && track.has_own_id)
+    if (uint64_t uuid = thread_uuid(track, track.own_id); uuid != 0) return t.lanes[0] = uuid;
+  uint64_t parent = lane == 0 ? process_uuid(track) : track_uuid(track, 0);
+  uint64_t uuid = t.lanes[lane] = next_uuid_++;
+  begin_packet(last_ts_);
+  packet_.begin(Packet::track_descriptor);
+  packet_.varint_field(Descriptor::uuid, uuid);
+  packet_.varint_field(Descriptor::parent_uuid, parent);
+  packet_.bytes_field(Descriptor::name, lane == 0 ? track.name : fmt::format("{} [lane {}]", track.name, lane));
+  // Perfetto merges same-named tracks of a process unless told not to: two threads both named "python3" have two
+  // "python3 (NVTX start/end)" tracks, which must stay apart (as their tids do in the JSON).
+  packet_.varint_field(Descriptor::sibling_merge_behavior, Descriptor::kMergeNone);
+  // The JSON's track order in its process: by id (a thread's tid, a stream's id, then the tracks without one), and
+  // lanes right after their track.
+  int64_t rank = lane == 0 ? (track.has_own_id ? track.own_id : (int64_t{1} << 24) + track.id) : lane;
+  packet_.int_field(Descriptor::sibling_order_rank, std::min<int64_t>(rank, INT32_MAX));
+  if (lane == 0) packet_.varint_field(Descriptor::child_ordering, Descriptor::kExplicitOrder);
+  packet_.end();
+  end_packet();
+  return uuid;
+}
+
+uint64_t PerfettoTraceWriter::thread_uuid(const Track& track, int32_t tid) {
+  if (track.pid <= 0 || tid <= 0) return 0;  // not an OS thread Perfetto can describe
+  auto [it, fresh] = threads_.try_emplace(std::make_pair(track.pid, tid), 0);
+  if (!fresh) return it->second;
+  process_uuid(track);
+  it->second = next_uuid_++;
+  begin_packet(last_ts_);
+  packet_.begin(Packet::track_descriptor);
+  packet_.varint_field(Descriptor::uuid, it->second);
+  packet_.begin(Descriptor::thread);
+  packet_.int_field(ThreadDesc::pid, track.pid);
+  packet_.int_field(ThreadDesc::tid, tid);
+  packet_.bytes_field(ThreadDesc::thread_name, track.thread_name);
+  packet_.end();
+  packet_.int_field(Descriptor::sibling_order_rank, tid);  // the JSON's order: threads by tid
+  packet_.varint_field(Descriptor::child_ordering, Descriptor::kExplicitOrder);
+  packet_.end();
+  end_packet();
+  return it->second;
+}
+
+uint64_t PerfettoTraceWriter::frame_iid(const StackFrame& f) {
+  key_.assign(f.symbol.data(), f.symbol.size());
+  key_.push_back('\0');
+  key_.append(f.module.data(), f.module.size());
+  auto it = frames_.find(key_);
+  if (it != frames_.end()) return it->second;
+  uint64_t iid = frames_.size() + 1;
+  frames_.emplace(key_, iid);
+  uint64_t function = intern(function_names_, f.symbol, Interned::function_names);
+  uint64_t mapping = 0;
+  if (!f.module.empty()) {
+    auto [m, fresh] = mappings_.try_emplace(std::string(f.module), mappings_.size() + 1);
+    mapping = m->second;
+    if (fresh) {
+      uint64_t path = intern(mapping_paths_, f.module, Interned::mapping_paths);
+      interned_.begin(Interned::mappings);
+      interned_.varint_field(Mapping::iid, mapping);
+      interned_.varint_field(Mapping::path_string_ids, path);
+      interned_.end();
+    }
+  }
+  interned_.begin(Interned::frames);
+  interned_.varint_field(Frame::iid, iid);
+  interned_.varint_field(Frame::function_name_id, function);
+  if (mapping != 0) interned_.varint_field(Frame::mapping_id, mapping);
+  interned_.end();
+  return iid;
+}
+
+uint64_t PerfettoTraceWriter::callstack_iid(const Stack& stack) {
+  if (stack.frames.empty()) return 0;
+  // Perfetto's callstacks run from the outermost frame; nsys's from the innermost.
+  frame_ids_.clear();
+  for (auto f = stack.frames.rbegin(); f != stack.frames.rend(); ++f) frame_ids_.push_back(frame_iid(*f));
+  // Looked up by the frame iids' bytes, in a reused buffer: no allocation per sample for a stack seen before.
+  key_.assign(reinterpret_cast<const char*>(frame_ids_.data()), frame_ids_.size() * sizeof(uint64_t));
+  if (auto it = callstacks_.find(key_); it != callstacks_.end()) return it->second;
+  uint64_t iid = callstacks_.size() + 1;
+  callstacks_.emplace(key_, iid);
+  interned_.begin(Interned::callstacks);
+  interned_.varint_field(Callstack::iid, iid);
+  for (uint64_t frame : frame_ids_) interned_.varint_field(Callstack::frame_ids, frame);
+  interned_.end();
+  return iid;
+}
+
+// A CPU sample: Perfetto's own stack sample of its thread (so the UI draws it on the thread and aggregates any
+// selection into a flame graph), with its cpu and privilege mode (the innermost frame's).
+void PerfettoTraceWriter::add_sample(const TraceRow& row, int64_t ts, const ArgsSource& args) {
+  struct SampleArgs final : IgnoringArgs {
+    PerfettoTraceWriter& w;
+    explicit SampleArgs(PerfettoTraceWriter& writer) : w(writer) {}
+    std::optional<int64_t> cpu;
+    bool kernel = false;
+    uint64_t callstack = 0;
+    ArgsSink& integer(std::string_view k, int64_t v) override { return k == "cpu" ? (cpu = v, *this) : *this; }
+    ArgsSink& stack(std::string_view, const Stack& s) override {
+      kernel = !s.frames.empty() && s.frames.front().kernel;
+      // Perfetto's importer leaves out a sample without a callstack: one without frames gets a single frame saying so.
+      static const Stack none{{StackFrame{kNoStack, {}}}, 0};
+      callstack = w.callstack_iid(s.frames.empty() ? none : s);
+      return *this;
+    }
+  } sample(*this);
+  const Track& track = *row.track;
+  thread_uuid(track, track.thread_tid);  // names the thread
+  begin_packet(ts);
+  args.write(sample);  // interns the stack into this packet
+  packet_.begin(Packet::stack_sample);
+  packet_.begin(Sample::task_context);
+  packet_.varint_field(Sample::task_pid, static_cast<uint32_t>(track.pid));
+  packet_.varint_field(Sample::task_tid, static_cast<uint32_t>(track.thread_tid));
+  packet_.end();
+  if (sample.cpu && *sample.cpu >= 0) {
+    packet_.begin(Sample::execution_context);
+    packet_.varint_field(Sample::exec_cpu, static_cast<uint64_t>(*sample.cpu));
+    packet_.varint_field(Sample::exec_mode, sample.kernel ? Sample::kModeKernel : Sample::kModeUser);
+    packet_.end();
+  }
+  if (sample.callstack != 0) packet_.varint_field(Sample::callstack_iid, sample.callstack);
+  packet_.end();
+  end_packet();
+}
+
+uint64_t PerfettoTraceWriter::counter_uuid(const Track& track, std::string_view metric) {
+  counter_key_.first = track.pid;
+  counter_key_.second.assign(metric.data(), metric.size());  // reused: no allocation per sample
+  auto it = counters_.find(counter_key_);
+  if (it != counters_.end()) return it->second;
+  uint64_t parent = process_uuid(track);
+  uint64_t uuid = next_uuid_++;
+  counters_.emplace(counter_key_, uuid);
+  begin_packet(last_ts_);
+  packet_.begin(Packet::track_descriptor);
+  packet_.varint_field(Descriptor::uuid, uuid);
+  packet_.varint_field(Descriptor::parent_uuid, parent);
+  packet_.bytes_field(Descriptor::name, metric);
+  packet_.varint_field(Descriptor::sibling_merge_behavior, Descriptor::kMergeNone);
+  packet_.begin(Descriptor::counter);
+  packet_.end();
+  packet_.end();
+  end_packet();
+  return uuid;
+}
+
+void PerfettoTraceWriter::end_slices_until(int64_t ts) {
+  while (!ends_.empty() && ends_.top().end <= ts) {
+    PendingEnd e = ends_.top();
+    ends_.pop();
+    begin_packet(e.end);
+    packet_.begin(Packet::track_event);
+    packet_.varint_field(Event::type, Event::kSliceEnd);
+    packet_.varint_field(Event::track_uuid, e.uuid);
+    packet_.end();
+    end_packet();
+  }
+}
+
+void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
+  ++events_;
+  ++kind_counts_[kind_name(row.kind)];
+  ViewerTime drawn = viewer_time(row.ts, row.has_dur, row.dur);
+  const int64_t ts = drawn.ts, dur = drawn.dur;
+  const bool clamped = drawn.moved();
+  clamped_ += drawn.before_zero;
+  clamped_late_ += drawn.after_latest;
+  end_slices_until(ts);
+
+  if (row.kind == Kind::gpu_metric) {  // a counter sample: its value is its one arg
+    struct Value final : IgnoringArgs {
+      bool has = false, is_int = false;
+      int64_t i = 0;
+      double d = 0;
+      ArgsSink& integer(std::string_view k, int64_t v) override { return k == "value" ? (has = is_int = true, i = v, *this) : *this; }
+      ArgsSink& real(std::string_view k, double v) override { return k == "value" ? (has = true, d = v, *this) : *this; }
+    } value;
+    args.write(value);
+    if (!value.has) return;  // a sample without a value (the JSON writes none either)
+    uint64_t uuid = counter_uuid(*row.track, row.name);
+    begin_packet(ts);
+    packet_.begin(Packet::track_event);
+    packet_.varint_field(Event::type, Event::kCounter);
+    packet_.varint_field(Event::track_uuid, uuid);
+    if (value.is_int) packet_.int_field(Event::counter_value, value.i);
+    else packet_.double_field(Event::double_counter_value, value.d);
+    packet_.end();
+    end_packet();
+    return;
+  }
+
+  if (row.kind == Kind::cpu_sample) {
+    add_sample(row, ts, args);
+    return;
+  }
+
+  uint64_t uuid = track_uuid(*row.track, row.lane);
+  FlowLinker::Link link = flows_.link(row.kind, FlowEnds{row.has_correlation, row.correlation_id, row.has_global_tid,
+                                                         row.global_tid, row.report},
+                                      row.ts, next_flow_);
+  uint64_t& category = category_iids_[static_cast<int>(row.kind)];
+  begin_packet(ts);
+  packet_.begin(Packet::track_event);
+  packet_.varint_field(Event::type, row.has_dur ? Event::kSliceBegin : Event::kInstant);
+  packet_.varint_field(Event::track_uuid, uuid);
+  if (category == 0) category = intern(categories_, kind_name(row.kind), Interned::event_categories);
+  packet_.varint_field(Event::category_iids, category);
+  packet_.varint_field(Event::name_iid, intern(names_, row.name, Interned::event_names));
+  // Perfetto keeps one copy of each distinct arg set: a value unique to every event makes every set distinct and
+  // costs its memory on every event (a third of the import's, on a large profile). Two such values are left out
+  // where the trace shows them otherwise: a correlation id where a flow arrow draws the link (the API call that
+  // flows out, the GPU work an arrow reaches), and nvtx_kernel's nvtx_rowid (a join key of trace_events and
+  // nvtx_kernel_ranges, nothing a viewer can use). trace_events and the JSON keep both.
+  std::string_view skip = row.kind == Kind::nvtx_kernel              ? "nvtx_rowid"
+                          : (link.recorded || link.launched_by) ? "correlation_id"
+                                                                : "";
+  Annotations annotations(*this, skip);
+  if (clamped) {
+    annotations.integer("recorded_ts_ns", row.ts);
+    if (row.has_dur) annotations.integer("recorded_dur_ns", row.dur);
+  }
+  args.write(annotations);
+  if (annotations.callstack != 0) packet_.varint_field(Event::callstack_iid, annotations.callstack);
+  if (link.recorded || link.launched_by) {  // an API call's flow out, or the GPU work's flow in
+    packet_.begin(Event::legacy_event);
+    packet_.varint_field(Legacy::bind_id, link.recorded ? next_flow_++ : link.launched_by->endpoint);
+    packet_.varint_field(Legacy::flow_direction, link.recorded ? Legacy::kFlowOut : Legacy::kFlowIn);
+    packet_.end();
+  }
+  packet_.end();
+  end_packet();
+  if (row.has_dur) {
+    int64_t end;  // within [0, kLatestViewerTs] (viewer_time), unless a row breaks that promise
+    if (__builtin_add_overflow(ts, dur, &end) || dur < 0)
+      throw Error(fmt::format("nsystrace: perfetto trace: '{}' at {} ns has a duration of {} ns, which no trace can "
+                              "hold", row.name, row.ts, row.dur));
+    ends_.push(PendingEnd{end, ++begun_, uuid});
+  }
+}
+
+void PerfettoTraceWriter::finish(std::string_view metadata_json) {
+  end_slices_until(INT64_MAX);
+  begin_packet(last_ts_);
+  packet_.begin(Packet::chrome_events);
+  packet_.begin(Metadata::metadata);
+  packet_.bytes_field(Metadata::name, "nsystrace");
+  packet_.bytes_field(Metadata::json_value, metadata_json);
+  packet_.end();
+  packet_.end();
+  end_packet();
+  out_.append(packet_.data());
+  packet_.clear();
+}
+
+}  // namespace nsystrace

@@ -1,0 +1,116 @@
+// Perfetto's own trace format (protobuf TracePackets with TrackEvents) for trace_events rows handed to it in time
+// order, written into an OutputBuffer (kept whole for a BLOB, or drained to a file). The second consumer of the placed
+// rows beside the Chrome writer; what it writes, as Perfetto reads it, is what the JSON of the same rows holds:
+//  - processes (OS processes, GPUs, GPU metrics sources) as process tracks, named; a thread's own track as a thread
+//    track (ThreadDescriptor); every other track (CUDA streams, CUDA sync, the tracks beside a thread, the NVTX GPU
+//    projection, diagnostics) as a named track of its process; a track's extra lanes as child tracks of it, named
+//    "<track> [lane k]"; processes and tracks in the JSON's order (sort indexes, sibling ranks);
+//  - each slice as a SLICE_BEGIN and a SLICE_END packet, instants as INSTANT, GPU metrics as counter tracks with
+//    COUNTER values; its kind as the category; its args as typed debug annotations (ints stay ints);
+//  - flows from a CUDA API call to the GPU work it launched (legacy bind ids, one arrow per GPU operation);
+//  - events recorded before 0 at 0, and those after the latest time a viewer holds at it, with their recorded
+//    times in args (viewer_time.h), as in the JSON;
+//  - the trace-wide metadata (the JSON's otherData) as trace metadata (ChromeEventBundle.metadata "nsystrace").
+// Compact: names, categories, arg names and string arg values are interned; every packet is written in time order
+// on one sequence, so timestamps are deltas on an incremental clock (a few bytes each) and track uuids small ints.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <queue>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "src/readers/args.h"
+#include "src/model/event.h"
+#include "src/writers/flow_linker.h"
+#include "src/writers/json_writer.h"
+#include "src/writers/perfetto/protobuf_writer.h"
+
+namespace nsystrace {
+
+class PerfettoTraceWriter {
+ public:
+  explicit PerfettoTraceWriter(OutputBuffer& out);
+  // A row and its args (written on demand into the sink given).
+  template <class WriteArgs>
+  void add(const TraceRow& row, WriteArgs&& write_args) {
+    ArgsThunk<WriteArgs> thunk(write_args);
+    add_row(row, thunk);
+  }
+  // Ends every open slice and writes the metadata (a JSON object, the JSON trace's otherData).
+  void finish(std::string_view metadata_json);
+
+  uint64_t events() const { return events_; }
+  uint64_t flows() const { return flows_.flows(); }
+  uint64_t clamped_to_zero() const { return clamped_; }
+  uint64_t clamped_to_latest() const { return clamped_late_; }
+  const std::map<std::string, uint64_t, std::less<>>& kind_counts() const { return kind_counts_; }
+
+ private:
+  struct ArgsSource {
+    virtual ~ArgsSource() = default;
+    virtual void write(ArgsSink& sink) const = 0;
+  };
+  template <class F>
+  struct ArgsThunk final : ArgsSource {
+    explicit ArgsThunk(F& f) : f_(f) {}
+    void write(ArgsSink& sink) const override { f_(sink); }
+    F& f_;
+  };
+  class Annotations;  // an ArgsSink writing DebugAnnotations, interning as it goes
+
+  void add_row(const TraceRow& row, const ArgsSource& args);
+  // Every pending slice end at or before `ts`, in time order (the innermost first at equal times).
+  void end_slices_until(int64_t ts);
+  void begin_packet(int64_t ts);
+  void end_packet();  // appends the packet, with any interned data it introduced, to the output
+  uint64_t process_uuid(const Track& track);
+  uint64_t track_uuid(const Track& track, uint32_t lane);
+  uint64_t thread_uuid(const Track& track, int32_t tid);  // 0 when the track's thread is no OS thread
+  uint64_t frame_iid(const StackFrame& frame);
+  uint64_t callstack_iid(const Stack& stack);  // 0 for an empty stack
+  void add_sample(const TraceRow& row, int64_t ts, const ArgsSource& args);
+  uint64_t counter_uuid(const Track& track, std::string_view metric);
+  uint64_t intern(std::unordered_map<std::string, uint64_t>& table, std::string_view s, uint32_t interned_field);
+
+  OutputBuffer& out_;
+  ProtoWriter packet_;
+  ProtoWriter interned_;  // InternedData entries new in the current packet
+  int64_t last_ts_ = 0;   // the incremental clock
+  uint64_t next_uuid_ = 1;
+  std::unordered_map<int32_t, uint64_t> processes_;  // pid -> process track uuid
+  std::map<std::pair<int32_t, int32_t>, uint64_t> threads_;  // (pid, tid) -> thread track uuid
+  struct TrackUuids {
+    std::vector<uint64_t> lanes;  // uuid by lane, 0 until described
+    uint64_t rank = 0;
+  };
+  std::unordered_map<const Track*, TrackUuids> tracks_;
+  std::map<std::pair<int32_t, std::string>, uint64_t, std::less<>> counters_;  // (pid, metric) -> uuid
+  // The ends of the slices begun and not yet ended: (end, order) with the latest begun first at equal ends.
+  struct PendingEnd {
+    int64_t end;
+    uint64_t order;
+    uint64_t uuid;
+    bool operator>(const PendingEnd& o) const { return end != o.end ? end > o.end : order < o.order; }
+  };
+  std::priority_queue<PendingEnd, std::vector<PendingEnd>, std::greater<>> ends_;
+  uint64_t begun_ = 0;
+  std::unordered_map<std::string, uint64_t> names_, arg_names_, arg_strings_, categories_;
+  // Call stacks: function names and module paths, mappings (by module), frames (by symbol and module), callstacks
+  // (by their frame iids).
+  std::unordered_map<std::string, uint64_t> function_names_, mapping_paths_, mappings_, frames_, callstacks_;
+  std::vector<uint64_t> frame_ids_;
+  uint64_t category_iids_[kKindCount] = {};  // in front of categories_: by kind
+  std::string key_;                          // the lookup key of intern(), frame_iid() and callstack_iid()
+  std::pair<int32_t, std::string> counter_key_;
+  FlowLinker flows_;  // endpoints: bind ids of the calls' flows
+  uint64_t next_flow_ = 1;
+  uint64_t events_ = 0, clamped_ = 0, clamped_late_ = 0;
+  std::map<std::string, uint64_t, std::less<>> kind_counts_;
+  std::map<int32_t, int32_t> process_ranks_;  // pid -> its rank among the processes seen (Chrome's order)
+};
+
+}  // namespace nsystrace
