@@ -1220,7 +1220,7 @@ std::unique_ptr<EventSource> open_reader(sqlite3* db, const ProfileCatalog& c, c
 
 // Each kind's reader (its tables and columns: export_model.def). nullptr for the derived kinds, which are made by
 // nsystrace (make_projection_source), never read. A switch with no default: a kind added without a reader here is a
-// -Wswitch warning, and the static_assert below makes it an error.
+// -Wswitch warning, and a stored kind without one fails its ExportModel test.
 constexpr OpenReader reader_of(Kind kind) {
   switch (kind) {
     case Kind::nvtx: return open_reader<NvtxSource>;
@@ -1244,12 +1244,8 @@ constexpr OpenReader reader_of(Kind kind) {
   }
   return nullptr;
 }
-constexpr bool every_stored_kind_has_a_reader() {
-  for (const KindSpec& k : kKindSpecs)
-    if ((reader_of(k.kind) != nullptr) != (k.origin == Origin::stored)) return false;
-  return true;
-}
-static_assert(every_stored_kind_has_a_reader(), "a stored kind of export_model.def has no reader in reader_of()");
+// (Not a static_assert: comparing function addresses is not a constant expression in a sanitizer build. The
+// switch above warns of a kind left out, and ExportModel's tests open every stored kind's reader.)
 
 void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const ProfileCatalog& catalog,
               const ScanFilter& filter, const ReportContext& report, const RowSource& source) {
@@ -1276,7 +1272,9 @@ void open_one(std::vector<std::unique_ptr<EventSource>>& out, sqlite3* db, const
     bool pid_is_gpu = *pid >= kGpuPidBase;
     if (pid_is_gpu != is_gpu(kind)) return;  // a GPU pid cannot match CPU events and vice versa
   }
-  std::unique_ptr<EventSource> reader = reader_of(kind)(db, catalog, *t, filter, report, kind);
+  OpenReader open = reader_of(kind);
+  if (open == nullptr) throw Error(fmt::format("nsystrace: internal: kind '{}' has no reader", kind_name(kind)));
+  std::unique_ptr<EventSource> reader = open(db, catalog, *t, filter, report, kind);
   reader->set_tag(source.tag);
   out.push_back(std::move(reader));
 }
