@@ -49,6 +49,10 @@ class ConnectionState {
 
   // The catalog of database `schema`, reloaded when the database changed since it was read.
   std::shared_ptr<const ProfileCatalog> catalog(const std::string& schema);
+  // The connection's reports: its databases that are exports, main first, then the ATTACHed ones in the order they
+  // were attached. Every scan numbers reports by their place here (pids, rowids, labels, clock), so a report's rows
+  // are the same whichever reports a query reads. A database that is not an export holds no events.
+  std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> reports();
   // The NVTX GPU projection of database `schema`, computed on first use and kept with its catalog.
   std::shared_ptr<const NvtxProjection> projection(const std::string& schema);
   // The files of the connection's databases (main, temp, ATTACHed; "" for in-memory ones): what a trace file
@@ -73,6 +77,9 @@ class ConnectionState {
   std::vector<TraceEventsCursor*> cursors_;
   std::map<std::string, CachedCatalog> catalogs_;
 };
+
+// Whether a database is an Nsight Systems export: it has one of the tables nsys writes.
+bool is_export(const ProfileCatalog& catalog);
 
 // Registration (ext/*.cc); each returns an SQLite result code and sets *error on failure.
 int register_trace_events(sqlite3* db, ConnectionState* state, std::string* error);

@@ -31,6 +31,25 @@ std::vector<TraceEventsCursor*> ConnectionState::live_cursors() const {
   return out;
 }
 
+bool is_export(const ProfileCatalog& catalog) {
+  static constexpr const char* kExportMarkers[] = {
+      "StringIds", "META_DATA_EXPORT", "EXPORT_META_DATA", "ThreadNames", "TARGET_INFO_GPU",
+      "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "ProcessStreams"};
+  for (const char* t : kExportMarkers)
+    if (catalog.schema().has(t)) return true;
+  return false;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> ConnectionState::reports() {
+  std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> out;
+  for (int i = 0; const char* name = sqlite3_db_name(db_, i); ++i) {
+    if (i == 1) continue;  // temp
+    auto c = catalog(name);
+    if (is_export(*c)) out.emplace_back(name, std::move(c));
+  }
+  return out;
+}
+
 TraceEventsCursor* ConnectionState::cursor_on(uint64_t token) const {
   for (TraceEventsCursor* c : cursors_)
     if (c->advanced_at == token && c->scan && !c->scan->eof()) return c;

@@ -3,6 +3,7 @@
 // parent = the rowid of the enclosing range's row.
 #include <fmt/format.h>
 
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -26,6 +27,7 @@ constexpr const char* kSchema =
 
 // The projections of the reports (schemas) the query asks for, read one after the other.
 struct Report {
+  int number = 0;  // its place among the connection's reports (ConnectionState::reports()), as in trace_events
   std::string schema;
   std::shared_ptr<const ProfileCatalog> catalog;
   std::shared_ptr<const NvtxProjection> projection;
@@ -39,9 +41,10 @@ struct Cursor {
   std::string scratch;
   const Report& current() const { return reports[report]; }
   const ProjectedRange& row() const { return current().projection->ranges()[index]; }
-  // The rowid of the current report's row for an NVTX_EVENTS rowid: report r > 0 of a multi-report query adds
-  // r << 56, as in trace_events.
-  int64_t rowid_of(int64_t nvtx_rowid) const { return (static_cast<int64_t>(report) << 56) | nvtx_rowid; }
+  // The rowid of the current report's row for an NVTX_EVENTS rowid: report number r adds r << 56, as in trace_events.
+  int64_t rowid_of(int64_t nvtx_rowid) const {
+    return (static_cast<int64_t>(current().number) << 56) | nvtx_rowid;
+  }
   void skip_empty() {
     while (report < reports.size() && index >= reports[report].projection->ranges().size()) {
       ++report;
@@ -54,17 +57,21 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
   return connect_vtab(db, aux, kSchema, out);
 }
 
-// The hidden column `schema` (= or IN) chooses the reports; without it, "main".
+// The hidden column `schema` (= or IN) chooses the reports; a query that never names it reads "main", one that names
+// it otherwise (`schema like 'r%'`, `select schema`) reads every report and SQLite applies what it asks.
+constexpr int kEveryReport = -1;
 int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   int argc = 0;
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
     if (!c.usable || c.iColumn != kSchemaColumn || c.op != SQLITE_INDEX_CONSTRAINT_EQ || argc > 0) continue;
+    if (std::strcmp(sqlite3_vtab_collation(info, i), "BINARY") != 0) continue;
     if (sqlite3_vtab_in(info, i, -1)) sqlite3_vtab_in(info, i, 1);
     info->aConstraintUsage[i].argvIndex = ++argc;
     info->aConstraintUsage[i].omit = 1;
   }
-  info->idxNum = argc;
+  bool schema_named = (info->colUsed & (uint64_t{1} << kSchemaColumn)) != 0;
+  info->idxNum = argc > 0 ? argc : schema_named ? kEveryReport : 0;
   info->estimatedCost = argc ? 1e4 : 1e5;
   return SQLITE_OK;
 }
@@ -87,9 +94,12 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
   c->reports.clear();
   c->report = c->index = 0;
   return guarded(base->pVtab, [&] {
+    auto reports_of_connection = vtab->state->reports();
     std::vector<std::string> schemas;
     if (idx_num == 0) {
       schemas.push_back("main");
+    } else if (idx_num == kEveryReport) {
+      for (const auto& r : reports_of_connection) schemas.push_back(r.first);
     } else {
       for_each_in(argv[0], [&](sqlite3_value* x) {
         if (sqlite3_value_type(x) == SQLITE_TEXT) schemas.emplace_back(text_of(x));
@@ -101,6 +111,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
       check_schema_exists(vtab->state->db(), schema);
       Report r;
       r.schema = schema;
+      for (size_t i = 0; i < reports_of_connection.size(); ++i)
+        if (reports_of_connection[i].first == schema) r.number = static_cast<int>(i);
       try {
         r.catalog = vtab->state->catalog(schema);
         r.projection = vtab->state->projection(schema);
@@ -172,7 +184,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
   });
 }
 
-// The range's rowid in NVTX_EVENTS (for report r > 0 of a multi-report query: + r << 56, as in trace_events).
+// The range's rowid in NVTX_EVENTS (+ r << 56 for report number r of the connection, as in trace_events).
 int x_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
   auto* c = reinterpret_cast<Cursor*>(base);
   *rowid = c->rowid_of(c->row().nvtx_rowid);

@@ -21,11 +21,6 @@
 namespace nsystrace {
 namespace {
 
-// Tables whose presence marks a database as an Nsight Systems export.
-constexpr const char* kExportMarkers[] = {
-    "StringIds", "META_DATA_EXPORT", "EXPORT_META_DATA", "ThreadNames", "TARGET_INFO_GPU",
-    "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "ProcessStreams"};
-
 int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
   return connect_vtab(db, aux, trace_events_declaration(), out);
 }
@@ -147,29 +142,13 @@ std::vector<FilterArgument> filter_arguments(int argc, sqlite3_value** argv) {
 }
 
 void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
-  for (const char* t : kExportMarkers)
-    if (catalog.schema().has(t)) return;
+  if (is_export(catalog)) return;
   const char* file = sqlite3_db_filename(db, catalog.schema().schema().c_str());
   throw Error(fmt::format(
       "nsystrace: database '{}' ({}) is not an Nsight Systems export: it has none of the tables nsys writes "
       "(StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, ...). Export the report with "
       "`nsys export --type sqlite report.nsys-rep` and open the .sqlite file it writes.",
       catalog.schema().schema(), file && *file ? file : "in memory"));
-}
-
-// The connection's reports: its databases that are exports, main first, then the ATTACHed ones in the order they
-// were attached. Every scan is given all of them (and reads those its query names), so a report's number, label and
-// clock do not depend on the query. A database that is not an export holds no events: leaving it out drops no row.
-std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> connection_reports(ConnectionState* state) {
-  std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> out;
-  for (int i = 0; const char* name = sqlite3_db_name(state->db(), i); ++i) {
-    if (i == 1) continue;  // temp
-    auto catalog = state->catalog(name);
-    bool is_export = false;
-    for (const char* t : kExportMarkers) is_export |= catalog->schema().has(t);
-    if (is_export) out.emplace_back(name, std::move(catalog));
-  }
-  return out;
 }
 
 int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc, sqlite3_value** argv) {
@@ -184,7 +163,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       ScanPlan plan = ScanPlan::from_idx(idx_num, idx_str);
       cursor->grouped = plan.feeds_groups;
       ScanFilter filter = build_filter(plan, filter_arguments(argc, argv));
-      auto reports_of_connection = connection_reports(state);
+      auto reports_of_connection = state->reports();
       if (plan.all_reports && filter.schemas.empty())
         for (const auto& r : reports_of_connection) filter.schemas.push_back(r.first);
       if (filter.schemas.empty()) filter.schemas.push_back("main");

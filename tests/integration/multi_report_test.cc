@@ -97,6 +97,14 @@ TEST_F(MultiReport, NvtxKernelRangesComparesReports) {
   EXPECT_EQ(rows[0][1], rows[1][1]);
   EXPECT_EQ(rows[0][2], rows[1][2]);
   EXPECT_EQ(db->integer("select count(*) from nvtx_kernel_ranges"), std::stoll(rows[0][1]));
+  // Named without = or IN, `schema` reads every report and SQLite filters (0 rows before).
+  EXPECT_EQ(db->integer("select count(*) from nvtx_kernel_ranges where schema like 'r%'"), std::stoll(rows[1][1]));
+  // A report's rows (rowids, parents) are the same whichever reports a query reads, and match trace_events'.
+  const char* rank1 = "select rowid, parent from nvtx_kernel_ranges where schema = 'rank1' order by rowid";
+  EXPECT_EQ(db->rows(rank1), db->rows("select rowid, parent from nvtx_kernel_ranges where schema in ('main', 'rank1') "
+                                      "and schema = 'rank1' order by rowid"));
+  EXPECT_EQ(db->text("select group_concat(distinct rowid >> 56) from nvtx_kernel_ranges where schema = 'rank1'"), "1");
+  EXPECT_EQ(db->text("select group_concat(distinct rowid >> 56) from trace_events where schema = 'rank1'"), "1");
 }
 
 TEST_F(MultiReport, AnUnknownSchemaIsAClearError) {
