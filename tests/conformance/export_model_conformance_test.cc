@@ -13,18 +13,9 @@
 namespace nsystrace {
 namespace {
 
-std::vector<std::string> real_exports() {
+std::vector<std::string> real_exports() {  // whole paths
   std::vector<std::string> out;
-  std::string dir = testdb::shared_fixtures_dir();
-  if (dir.empty()) return out;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.size() > 7 && name.substr(name.size() - 7) == ".sqlite") out.push_back(dir + "/" + name);
-    }
-    closedir(d);
-  }
-  std::sort(out.begin(), out.end());
+  for (const std::string& name : testdb::real_exports()) out.push_back(testdb::shared_fixtures_dir() + "/" + name);
   return out;
 }
 

@@ -16,20 +16,7 @@
 
 namespace {
 
-std::vector<std::string> real_exports() {
-  std::vector<std::string> out;
-  std::string dir = testdb::shared_fixtures_dir();
-  if (dir.empty()) return out;
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.size() > 7 && name.substr(name.size() - 7) == ".sqlite") out.push_back(name);
-    }
-    closedir(d);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> real_exports() { return testdb::real_exports(); }
 
 const char* const kKinds[] = {"kernel", "memcpy", "memset", "sync", "cuda_api", "nvtx", "osrt", "sched", "cuda_event",
                               "diagnostic", "cpu_sample"};

@@ -1,5 +1,9 @@
 #include "tests/support/test_db.h"
 
+#include <dirent.h>
+
+#include <algorithm>
+
 #include <stdlib.h>
 
 #include <filesystem>
@@ -115,6 +119,21 @@ std::string Db::error_of(const std::string& sql) {
   } catch (const std::exception& e) {
     return e.what();
   }
+}
+
+std::vector<std::string> real_exports() {
+  std::vector<std::string> out;
+  std::string dir = shared_fixtures_dir();
+  if (dir.empty()) return out;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 7 && name.substr(name.size() - 7) == ".sqlite") out.push_back(name);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace testdb

@@ -11,6 +11,8 @@ namespace testdb {
 // Where the sources are (for tests/fixtures/*.sql) and where ../shared is, or "" when it is absent.
 std::string source_dir();
 std::string shared_fixtures_dir();
+// The file names (*.sqlite) of the real exports in shared_fixtures_dir(), sorted; none when it is absent.
+std::vector<std::string> real_exports();
 
 // A new directory under /tmp (/tmp/<prefix>_XXXXXX), removed with everything in it when this object goes away,
 // whether the test passed or stopped at a failed assertion.
