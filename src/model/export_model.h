@@ -156,8 +156,8 @@ inline std::string nvtx_types_sql(NvtxRoles roles) {
 
 // What the declaration promises, checked where it is compiled.
 namespace export_model_detail {
-constexpr bool same(const char* a, const char* b) {
-  return a == b || (a != nullptr && b != nullptr && std::string_view(a) == b);
+constexpr bool same(const char* a, const char* b) {  // by content: two literals' addresses do not compare in a
+  return a == nullptr || b == nullptr ? a == b : std::string_view(a) == std::string_view(b);  // constant expression
 }
 constexpr bool specs_are_consistent() {
   for (const KindSpec& s : kKindSpecs) {
