@@ -173,7 +173,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
         if (known) continue;
         check_schema_exists(state->db(), name);
         check_is_export(*state->catalog(name), state->db());
-        throw Error("nsystrace: '" + name + "' is not among the connection's reports");  // (not reached)
+        // An export that is not one of the connection's reports: the temp database.
+        throw Error("nsystrace: '" + name + "' is not among the connection's reports (main and ATTACHed exports)");
       }
       std::vector<TimelineScan::Report> reports =
           TimelineScan::align_reports(state->db(), std::move(reports_of_connection), filter.schemas);
