@@ -1,6 +1,7 @@
 // Per-connection state shared by the trace_events module and the chrome_trace functions: the open
 // trace_events cursors (chrome_trace(*) reads the current row of the one it runs over) and cached catalogs.
 #pragma once
+#include "src/util/threads.h"
 #include <unistd.h>
 
 #include <cstdint>
@@ -65,6 +66,9 @@ class ConnectionState {
   // nsystrace_option('progress', 1): long phases (the NVTX projection, writing a trace file) report their progress
   // on stderr. Default: on when stderr is a terminal (the sqlite3 shell), off otherwise (a program, a pipe).
   bool progress = isatty(2) != 0;
+  // nsystrace_option('threads', N): how many threads a conversion may use (1: all on SQLite's thread). Default: the
+  // cores this process may run on. The output is the same bytes whatever N is.
+  int threads = available_cores();
 
  private:
   struct CachedCatalog {

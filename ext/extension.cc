@@ -131,8 +131,8 @@ void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** arg
 }
 
 // nsystrace_option(name [, value]): reads (and with a value, sets) a setting of this connection; returns its value.
-// The settings, each 0 or 1: 'identifying_metadata' (default 0) and 'progress' (default: 1 when stderr is a
-// terminal).
+// The settings: 'identifying_metadata' (0 or 1, default 0), 'progress' (0 or 1, default: 1 when stderr is a
+// terminal) and 'threads' (1 to kMaxThreads, default: the cores available).
 void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
   const unsigned char* text = sqlite3_value_text(argv[0]);
@@ -140,12 +140,28 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   bool* setting = name == "identifying_metadata" ? &state->identifying_metadata
                   : name == "progress"           ? &state->progress
                                                  : nullptr;
+  if (name == "threads") {
+    if (argc > 1) {
+      if (sqlite3_value_numeric_type(argv[1]) != SQLITE_INTEGER || sqlite3_value_int64(argv[1]) < 1 ||
+          sqlite3_value_int64(argv[1]) > kMaxThreads) {
+        sqlite3_result_error(
+            ctx, fmt::format("nsystrace_option('threads', value): value must be an integer from 1 to {}", kMaxThreads)
+                     .c_str(),
+            -1);
+        return;
+      }
+      state->threads = static_cast<int>(sqlite3_value_int64(argv[1]));
+    }
+    sqlite3_result_int(ctx, state->threads);
+    return;
+  }
   if (setting == nullptr) {
     sqlite3_result_error(ctx,
                          "nsystrace_option(name [, value]): unknown option; the options are: identifying_metadata "
                          "(1: otherData keeps the export's host, user and file paths; 0, the default: they are left "
-                         "out) and progress (1: long phases report done/total and the time left on stderr; the "
-                         "default is 1 when stderr is a terminal)",
+                         "out), progress (1: long phases report done/total and the time left on stderr; the "
+                         "default is 1 when stderr is a terminal) and threads (how many threads a conversion may "
+                         "use; the default is the cores available)",
                          -1);
     return;
   }

@@ -1,5 +1,6 @@
 // chrome_trace_file(): streams the same trace as chrome_trace(*) to a file (gzip for .gz), never leaves a partial
 // file behind, and refuses what chrome_trace(*) refuses. nsystrace_create_indexes(): the one writing function.
+#include <sched.h>
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -104,6 +105,22 @@ TEST_F(TraceFileTest, ProgressSaysWhenItIsDoneWhenAskedAndIsASetting) {
   EXPECT_EQ(db.integer("select nsystrace_option('progress')"), 1);
   EXPECT_NE(db.error_of("select nsystrace_option('progress', 2)").find("nsystrace_option('progress', value): value must be 0 or 1"),
             std::string::npos);
+}
+
+// nsystrace_option('threads'): the cores available by default (this process's affinity), settable from 1 to 256.
+TEST_F(TraceFileTest, TheThreadsSettingDefaultsToTheCoresAvailable) {
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  EXPECT_EQ(db.integer("select nsystrace_option('threads')"), CPU_COUNT(&set));
+  EXPECT_EQ(db.integer("select nsystrace_option('threads', 1)"), 1);
+  EXPECT_EQ(db.integer("select nsystrace_option('threads')"), 1);
+  EXPECT_EQ(db.integer("select nsystrace_option('threads', 7)"), 7);
+  for (const char* bad : {"0", "257", "'two'", "1.5"})
+    EXPECT_NE(db.error_of(std::string("select nsystrace_option('threads', ") + bad + ")")
+                  .find("nsystrace_option('threads', value): value must be an integer from 1 to 256"),
+              std::string::npos)
+        << bad;
+  EXPECT_EQ(db.integer("select nsystrace_option('threads')"), 7);
 }
 
 TEST_F(TraceFileTest, GzipsWhenTheNameEndsInGz) {
