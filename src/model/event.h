@@ -69,6 +69,7 @@ struct SourceEvent {
   Kind kind = Kind::nvtx;
   Placement placement = Placement::cpu_thread;
   std::string_view name;
+  int64_t name_id = -1;      // the StringIds id whose text `name` is, or -1: lets writers intern names by id
   int64_t ts = 0;
   int64_t dur = 0;
   bool instant = false;      // NVTX marks: dur is NULL
@@ -109,6 +110,7 @@ struct TraceRow {
   int64_t rowid = 0;
   Kind kind = Kind::nvtx;
   std::string_view name;
+  int64_t name_id = -1;  // SourceEvent::name_id: the StringIds id (in report `report`) whose text `name` is, or -1
   int64_t ts = 0;
   bool has_dur = false;
   int64_t dur = 0;

@@ -127,6 +127,7 @@ bool EventSource::next() {
     emitted_ = true;
     last_start_ = start;
     last_end_ = end;
+    event_.name_id = -1;  // set by the row's reader when its name is a registered string
     if (read_row()) return true;
   }
 }
@@ -389,6 +390,13 @@ std::optional<std::string_view> EventSource::string_or_placeholder(int col, std:
   return catalog_.string_or_placeholder(*id, scratch);
 }
 
+std::optional<std::string_view> EventSource::name_from_string_id(int col, std::string& scratch) {
+  std::optional<int64_t> id = stmt_.optional_int64(col);
+  if (!id) return std::nullopt;
+  event_.name_id = *id;
+  return catalog_.string_or_placeholder(*id, scratch);
+}
+
 namespace {
 
 // Puts a kind's declared time and end columns (NULL for points) and the table's rowid at result columns 0, 1, 2,
@@ -496,8 +504,8 @@ class KernelSource final : public GpuSource {
   }
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
-    auto name = string_or_placeholder(short_name_, name_scratch_);
-    event_.name = name ? *name : string_or_placeholder(demangled_, name_scratch_).value_or(std::string_view());
+    auto name = name_from_string_id(short_name_, name_scratch_);
+    event_.name = name ? *name : name_from_string_id(demangled_, name_scratch_).value_or(std::string_view());
     return true;
   }
   void write_args(ArgsSink& o) const override {
@@ -756,7 +764,7 @@ class CallSource final : public EventSource {
     read_interval(false);
     read_optional(global_tid_, event_.has_global_id, event_.global_id);
     read_optional(correlation_, event_.has_correlation, event_.correlation_id);
-    event_.name = string_or_placeholder(name_id_, name_scratch_).value_or(unnamed_);
+    event_.name = name_from_string_id(name_id_, name_scratch_).value_or(unnamed_);
     return true;
   }
   void write_args(ArgsSink& o) const override {
@@ -850,7 +858,10 @@ class NvtxSource final : public EventSource {
     }
     if (event_.instant) event_.dur = 0;
     read_optional(global_tid_, event_.has_global_id, event_.global_id);
-    event_.name = catalog_.nvtx_range_name(stmt_.optional_text(text_), stmt_.optional_int64(text_id_), name_scratch_);
+    std::optional<std::string_view> text = stmt_.optional_text(text_);
+    std::optional<int64_t> text_id = stmt_.optional_int64(text_id_);
+    event_.name = catalog_.nvtx_range_name(text, text_id, name_scratch_);
+    if (!text && text_id) event_.name_id = *text_id;  // a registered string, as nvtx_range_name took it
     return true;
   }
   void write_args(ArgsSink& o) const override {
@@ -942,7 +953,7 @@ class MpiSource final : public EventSource {
     read_interval(true);  // an MPI call may have no end (still running when collection stopped)
     if (end_was_null()) event_.dur = 0;
     read_optional(global_tid_, event_.has_global_id, event_.global_id);
-    event_.name = string_or_placeholder(text_id_, name_scratch_).value_or("[unnamed MPI call]");
+    event_.name = name_from_string_id(text_id_, name_scratch_).value_or("[unnamed MPI call]");
     return true;
   }
   void write_args(ArgsSink& o) const override {
@@ -1165,7 +1176,7 @@ class CpuSampleSource final : public EventSource {
     read_interval(true);
     event_.dur = 0;
     read_optional(global_tid_, event_.has_global_id, event_.global_id);
-    event_.name = string_or_placeholder(innermost_, name_scratch_).value_or(kNoStack);
+    event_.name = name_from_string_id(innermost_, name_scratch_).value_or(kNoStack);
     return true;
   }
   void write_args(ArgsSink& o) const override {

@@ -150,6 +150,8 @@ class EventSource {
   bool read_interval(bool end_may_be_null);
   // The StringIds value a column refers to ("[missing string N]" for a dangling id), or nothing for NULL.
   std::optional<std::string_view> string_or_placeholder(int col, std::string& scratch) const;
+  // The same for the event's name: also records the id in event_.name_id (the text is a function of the id).
+  std::optional<std::string_view> name_from_string_id(int col, std::string& scratch);
   // Adds "key": <column value> to o unless the column is NULL.
   void optional_int(ArgsSink& o, std::string_view key, int col) const;
   // An integer column that may be NULL, into one of the event's (has, value) pairs.

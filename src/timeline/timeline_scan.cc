@@ -142,6 +142,7 @@ void TimelineScan::pick() {
   row_.schema = &reports_[e.report].context.schema;
   row_.kind = e.kind;
   row_.name = e.name;
+  row_.name_id = e.name_id;
   row_.ts = e.ts;
   row_.has_dur = !e.instant;
   row_.dur = e.dur;

@@ -9,8 +9,8 @@ namespace {
 
 class ChromeRows final : public RowWriter {
  public:
-  explicit ChromeRows(OutputBuffer& out) : w_(out) {}
-  void add(const TraceRow& r, TimelineScan& scan) override {
+  explicit ChromeRows(OutputBuffer& out) : RowWriter(out), w_(out) {}
+  void add(const TraceRow& r, const RowArgs& args) override {
     ChromeTrackIds::Ids ids = w_.track_ids().of(*r.track, r.lane);
     std::string_view process_name = r.process_name ? std::string_view(*r.process_name) : std::string_view();
     std::string_view thread_name = *ids.name;
@@ -25,7 +25,11 @@ class ChromeRows final : public RowWriter {
     ev.tid = ids.tid;
     ev.process_name = r.process_name ? &process_name : nullptr;
     ev.thread_name = &thread_name;
-    ev.args = scan.args();  // the JSON text, cached by the scan for the row
+    args_.clear();
+    JsonArgs json(args_);
+    args.write(json);
+    json.close();
+    ev.args = args_;
     ev.flow = FlowEnds{r.has_correlation, r.correlation_id, r.has_global_tid, r.global_tid, r.report};
     if (r.cname) ev.cname = r.cname;
     w_.add(ev);
@@ -40,13 +44,14 @@ class ChromeRows final : public RowWriter {
 
  private:
   ChromeTraceWriter w_;
+  std::string args_;  // the current row's args as JSON object text
 };
 
 class PerfettoRows final : public RowWriter {
  public:
-  explicit PerfettoRows(OutputBuffer& out) : w_(out) {}
-  void add(const TraceRow& r, TimelineScan& scan) override {
-    w_.add(r, [&](ArgsSink& sink) { scan.write_args(sink); });
+  explicit PerfettoRows(OutputBuffer& out) : RowWriter(out), w_(out) {}
+  void add(const TraceRow& r, const RowArgs& args) override {
+    w_.add(r, [&](ArgsSink& sink) { args.write(sink); });
   }
   void finish(std::string_view other_data) override { w_.finish(other_data); }
   uint64_t events() const override { return w_.events(); }

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "src/readers/args.h"
 #include "src/writers/json_writer.h"
 #include "src/timeline/timeline_scan.h"
 
@@ -15,19 +16,45 @@ namespace nsystrace {
 
 class ChromeTraceWriter;
 
+// A row's args, written on demand (in the order they are shown) into whichever sink a format needs.
+class RowArgs {
+ public:
+  virtual ~RowArgs() = default;
+  virtual void write(ArgsSink& sink) const = 0;
+};
+
+// The args of a scan's current row.
+class ScanRowArgs final : public RowArgs {
+ public:
+  explicit ScanRowArgs(const TimelineScan& scan) : scan_(scan) {}
+  void write(ArgsSink& sink) const override { scan_.write_args(sink); }
+
+ private:
+  const TimelineScan& scan_;
+};
+
 class RowWriter {
  public:
+  explicit RowWriter(OutputBuffer& out) : out_(out) {}
   virtual ~RowWriter() = default;
-  virtual void add(const TraceRow& row, TimelineScan& scan) = 0;  // the scan gives the row's args
+  virtual void add(const TraceRow& row, const RowArgs& args) = 0;
+  void add(const TraceRow& row, const TimelineScan& scan) { add(row, ScanRowArgs(scan)); }
+  // Every row added so far is written (a writer on another thread is waited for, and its error thrown here): call
+  // before reading the counts below for the trace's metadata.
+  virtual void drain() {}
   // Ends the trace; other_data: the trace-wide metadata, a JSON object (Chrome's otherData).
   virtual void finish(std::string_view other_data) = 0;
-  virtual uint64_t events() const = 0;
+  virtual uint64_t events() const = 0;  // rows added (for progress: also before drain())
+  virtual uint64_t bytes_written() const { return out_.total_written(); }  // for progress
   virtual uint64_t flows() const = 0;
   virtual uint64_t clamped_to_zero() const = 0;
   virtual uint64_t clamped_to_latest() const = 0;  // see viewer_time.h
   virtual const std::map<std::string, uint64_t, std::less<>>& kind_counts() const = 0;
   // The Chrome writer behind this one, for explicit-form rows; nullptr for other formats.
   virtual ChromeTraceWriter* chrome() { return nullptr; }
+
+ protected:
+  OutputBuffer& out_;
 };
 
 enum class TraceFormat { chrome_json, perfetto_protobuf };

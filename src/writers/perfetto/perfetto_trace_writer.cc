@@ -173,18 +173,17 @@ void PerfettoTraceWriter::end_packet() {
   }
 }
 
-uint64_t PerfettoTraceWriter::intern(std::unordered_map<std::string, uint64_t>& table, std::string_view s,
-                                     uint32_t interned_field) {
-  key_.assign(s.data(), s.size());  // a reused buffer: no allocation per lookup on the per-event path
-  auto it = table.find(key_);
-  if (it != table.end()) return it->second;
-  uint64_t iid = table.size() + 1;
-  table.emplace(key_, iid);
+uint64_t PerfettoTraceWriter::intern(StringInterner& table, std::string_view s, uint32_t interned_field) {
+  auto [iid, fresh] = table.intern(s);
+  if (fresh) write_interned(interned_field, iid, s);
+  return iid;
+}
+
+void PerfettoTraceWriter::write_interned(uint32_t interned_field, uint64_t iid, std::string_view s) {
   interned_.begin(interned_field);
   interned_.varint_field(Interned::iid, iid);
   interned_.bytes_field(Interned::name, s);  // the same field number (2) for names and InternedString.str
   interned_.end();
-  return iid;
 }
 
 uint64_t PerfettoTraceWriter::process_uuid(const Track& track) {
@@ -258,15 +257,13 @@ uint64_t PerfettoTraceWriter::frame_iid(const StackFrame& f) {
   key_.assign(f.symbol.data(), f.symbol.size());
   key_.push_back('\0');
   key_.append(f.module.data(), f.module.size());
-  auto it = frames_.find(key_);
-  if (it != frames_.end()) return it->second;
-  uint64_t iid = frames_.size() + 1;
-  frames_.emplace(key_, iid);
+  auto [iid, fresh_frame] = frames_.intern(key_);
+  if (!fresh_frame) return iid;
   uint64_t function = intern(function_names_, f.symbol, Interned::function_names);
   uint64_t mapping = 0;
   if (!f.module.empty()) {
-    auto [m, fresh] = mappings_.try_emplace(std::string(f.module), mappings_.size() + 1);
-    mapping = m->second;
+    auto [m, fresh] = mappings_.intern(f.module);
+    mapping = m;
     if (fresh) {
       uint64_t path = intern(mapping_paths_, f.module, Interned::mapping_paths);
       interned_.begin(Interned::mappings);
@@ -290,9 +287,8 @@ uint64_t PerfettoTraceWriter::callstack_iid(const Stack& stack) {
   for (auto f = stack.frames.rbegin(); f != stack.frames.rend(); ++f) frame_ids_.push_back(frame_iid(*f));
   // Looked up by the frame iids' bytes, in a reused buffer: no allocation per sample for a stack seen before.
   key_.assign(reinterpret_cast<const char*>(frame_ids_.data()), frame_ids_.size() * sizeof(uint64_t));
-  if (auto it = callstacks_.find(key_); it != callstacks_.end()) return it->second;
-  uint64_t iid = callstacks_.size() + 1;
-  callstacks_.emplace(key_, iid);
+  auto [iid, fresh] = callstacks_.intern(key_);
+  if (!fresh) return iid;
   interned_.begin(Interned::callstacks);
   interned_.varint_field(Callstack::iid, iid);
   for (uint64_t frame : frame_ids_) interned_.varint_field(Callstack::frame_ids, frame);
@@ -374,7 +370,7 @@ void PerfettoTraceWriter::end_slices_until(int64_t ts) {
 
 void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   ++events_;
-  ++kind_counts_[kind_name(row.kind)];
+  ++by_kind_[static_cast<int>(row.kind)];
   ViewerTime drawn = viewer_time(row.ts, row.has_dur, row.dur);
   const int64_t ts = drawn.ts, dur = drawn.dur;
   const bool clamped = drawn.moved();
@@ -420,7 +416,11 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   packet_.varint_field(Event::track_uuid, uuid);
   if (category == 0) category = intern(categories_, kind_name(row.kind), Interned::event_categories);
   packet_.varint_field(Event::category_iids, category);
-  packet_.varint_field(Event::name_iid, intern(names_, row.name, Interned::event_names));
+  // By the export's string id where the name is a registered string (no hashing), else by its text.
+  auto [name_iid, fresh_name] =
+      row.name_id >= 0 ? names_.intern_registered(row.report, row.name_id, row.name) : names_.intern(row.name);
+  if (fresh_name) write_interned(Interned::event_names, name_iid, row.name);
+  packet_.varint_field(Event::name_iid, name_iid);
   // Perfetto keeps one copy of each distinct arg set: a value unique to every event makes every set distinct and
   // costs its memory on every event (a third of the import's, on a large profile). Two such values are left out
   // where the trace shows them otherwise: a correlation id where a flow arrow draws the link (the API call that

@@ -28,6 +28,7 @@
 #include "src/writers/flow_linker.h"
 #include "src/writers/json_writer.h"
 #include "src/writers/perfetto/protobuf_writer.h"
+#include "src/writers/perfetto/string_interner.h"
 
 namespace nsystrace {
 
@@ -47,7 +48,11 @@ class PerfettoTraceWriter {
   uint64_t flows() const { return flows_.flows(); }
   uint64_t clamped_to_zero() const { return clamped_; }
   uint64_t clamped_to_latest() const { return clamped_late_; }
-  const std::map<std::string, uint64_t, std::less<>>& kind_counts() const { return kind_counts_; }
+  const std::map<std::string, uint64_t, std::less<>>& kind_counts() const {
+    for (int k = 0; k < kKindCount; ++k)
+      if (by_kind_[k] != 0) kind_counts_[kind_name(static_cast<Kind>(k))] = by_kind_[k];
+    return kind_counts_;
+  }
 
  private:
   struct ArgsSource {
@@ -74,7 +79,9 @@ class PerfettoTraceWriter {
   uint64_t callstack_iid(const Stack& stack);  // 0 for an empty stack
   void add_sample(const TraceRow& row, int64_t ts, const ArgsSource& args);
   uint64_t counter_uuid(const Track& track, std::string_view metric);
-  uint64_t intern(std::unordered_map<std::string, uint64_t>& table, std::string_view s, uint32_t interned_field);
+  uint64_t intern(StringInterner& table, std::string_view s, uint32_t interned_field);
+  // Writes an InternedData entry (iid, string) into the current packet's interned data.
+  void write_interned(uint32_t interned_field, uint64_t iid, std::string_view s);
 
   OutputBuffer& out_;
   ProtoWriter packet_;
@@ -98,10 +105,10 @@ class PerfettoTraceWriter {
   };
   std::priority_queue<PendingEnd, std::vector<PendingEnd>, std::greater<>> ends_;
   uint64_t begun_ = 0;
-  std::unordered_map<std::string, uint64_t> names_, arg_names_, arg_strings_, categories_;
+  StringInterner names_, arg_names_, arg_strings_, categories_;
   // Call stacks: function names and module paths, mappings (by module), frames (by symbol and module), callstacks
   // (by their frame iids).
-  std::unordered_map<std::string, uint64_t> function_names_, mapping_paths_, mappings_, frames_, callstacks_;
+  StringInterner function_names_, mapping_paths_, mappings_, frames_, callstacks_;
   std::vector<uint64_t> frame_ids_;
   uint64_t category_iids_[kKindCount] = {};  // in front of categories_: by kind
   std::string key_;                          // the lookup key of intern(), frame_iid() and callstack_iid()
@@ -109,7 +116,8 @@ class PerfettoTraceWriter {
   FlowLinker flows_;  // endpoints: bind ids of the calls' flows
   uint64_t next_flow_ = 1;
   uint64_t events_ = 0, clamped_ = 0, clamped_late_ = 0;
-  std::map<std::string, uint64_t, std::less<>> kind_counts_;
+  uint64_t by_kind_[kKindCount] = {};  // events by kind: counted per row without a lookup
+  mutable std::map<std::string, uint64_t, std::less<>> kind_counts_;  // by_kind_ by name, made on request
   std::map<int32_t, int32_t> process_ranks_;  // pid -> its rank among the processes seen (Chrome's order)
 };
 

@@ -1,0 +1,261 @@
+#include "src/writers/row_pipeline.h"
+
+#include <cstring>
+
+namespace nsystrace {
+
+namespace {
+
+// A row's args as bytes: one operation per arg, then its key and value. The worker replays them into the format's
+// sink, so the format sees exactly the calls the scan made.
+enum class ArgOp : uint8_t { integer, unsigned_integer, real, string, boolean, null, triple, stack };
+
+class ArgsRecorder final : public ArgsSink {
+ public:
+  explicit ArgsRecorder(std::string& out) : out_(out) {}
+  ArgsSink& integer(std::string_view key, int64_t v) override { return op(ArgOp::integer, key).raw(v); }
+  ArgsSink& unsigned_integer(std::string_view key, uint64_t v) override {
+    return op(ArgOp::unsigned_integer, key).raw(v);
+  }
+  ArgsSink& real(std::string_view key, double v) override { return op(ArgOp::real, key).raw(v); }
+  ArgsSink& string(std::string_view key, std::string_view v) override { return op(ArgOp::string, key).text(v); }
+  ArgsSink& boolean(std::string_view key, bool v) override { return op(ArgOp::boolean, key).raw(uint8_t{v}); }
+  ArgsSink& null(std::string_view key) override { return op(ArgOp::null, key); }
+  ArgsSink& triple(std::string_view key, int64_t a, int64_t b, int64_t c) override {
+    return op(ArgOp::triple, key).raw(a).raw(b).raw(c);
+  }
+  ArgsSink& stack(std::string_view key, const Stack& stack) override {
+    op(ArgOp::stack, key).raw(stack.missing_depths).raw(static_cast<uint32_t>(stack.frames.size()));
+    for (const StackFrame& f : stack.frames)
+      text(f.symbol).text(f.module).raw(static_cast<uint8_t>((f.kernel ? 1 : 0) | (f.unresolved ? 2 : 0)));
+    return *this;
+  }
+
+ private:
+  template <class T>
+  ArgsRecorder& raw(T v) {
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+    return *this;
+  }
+  ArgsRecorder& text(std::string_view s) {
+    raw(static_cast<uint32_t>(s.size()));
+    out_.append(s.data(), s.size());
+    return *this;
+  }
+  ArgsRecorder& op(ArgOp o, std::string_view key) {
+    raw(o);
+    return text(key);
+  }
+  std::string& out_;
+};
+
+class RecordedArgs final : public RowArgs {
+ public:
+  explicit RecordedArgs(std::string_view bytes) : bytes_(bytes) {}
+  void write(ArgsSink& sink) const override {
+    const char* p = bytes_.data();
+    const char* end = p + bytes_.size();
+    auto raw = [&p](auto& v) {
+      std::memcpy(&v, p, sizeof v);
+      p += sizeof v;
+    };
+    auto text = [&p, &raw] {
+      uint32_t n;
+      raw(n);
+      std::string_view s(p, n);
+      p += n;
+      return s;
+    };
+    while (p < end) {
+      ArgOp op;
+      raw(op);
+      std::string_view key = text();
+      switch (op) {
+        case ArgOp::integer: {
+          int64_t v;
+          raw(v);
+          sink.integer(key, v);
+          break;
+        }
+        case ArgOp::unsigned_integer: {
+          uint64_t v;
+          raw(v);
+          sink.unsigned_integer(key, v);
+          break;
+        }
+        case ArgOp::real: {
+          double v;
+          raw(v);
+          sink.real(key, v);
+          break;
+        }
+        case ArgOp::string: sink.string(key, text()); break;
+        case ArgOp::boolean: {
+          uint8_t v;
+          raw(v);
+          sink.boolean(key, v != 0);
+          break;
+        }
+        case ArgOp::null: sink.null(key); break;
+        case ArgOp::triple: {
+          int64_t a, b, c;
+          raw(a), raw(b), raw(c);
+          sink.triple(key, a, b, c);
+          break;
+        }
+        case ArgOp::stack: {
+          Stack stack;
+          uint32_t frames;
+          raw(stack.missing_depths);
+          raw(frames);
+          stack.frames.resize(frames);
+          for (StackFrame& f : stack.frames) {
+            f.symbol = text();
+            f.module = text();
+            uint8_t flags;
+            raw(flags);
+            f.kernel = (flags & 1) != 0;
+            f.unresolved = (flags & 2) != 0;
+          }
+          sink.stack(key, stack);
+          break;
+        }
+      }
+    }
+  }
+
+ private:
+  std::string_view bytes_;
+};
+
+}  // namespace
+
+PipelinedRowWriter::PipelinedRowWriter(std::unique_ptr<RowWriter> inner, OutputBuffer& out)
+    : RowWriter(out), inner_(std::move(inner)), current_(std::make_unique<Batch>()) {
+  current_->rows.reserve(kBatchRows);
+  worker_ = std::thread([this] { run(); });
+}
+
+PipelinedRowWriter::~PipelinedRowWriter() {
+  if (!worker_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = abandon_ = true;
+  }
+  work_.notify_one();
+  worker_.join();
+}
+
+const std::string* PipelinedRowWriter::own_string(const std::string* s) {
+  if (s == nullptr) return nullptr;
+  auto [it, fresh] = string_copies_.try_emplace(s, nullptr);
+  if (fresh) it->second = &strings_.emplace_back(*s);
+  return it->second;
+}
+
+const Track* PipelinedRowWriter::own_track(const Track* track) {
+  if (track == last_track_) return last_track_copy_;  // rows come in runs on a track
+  auto [it, fresh] = track_copies_.try_emplace(track, nullptr);
+  if (fresh) {
+    Track& copy = tracks_.emplace_back(*track);
+    copy.process_name = own_string(track->process_name);
+    it->second = &copy;
+  }
+  last_track_ = track;
+  last_track_copy_ = it->second;
+  return it->second;
+}
+
+void PipelinedRowWriter::add(const TraceRow& row, const RowArgs& args) {
+  Batch& b = *current_;
+  Record& r = b.rows.emplace_back();
+  r.row = row;
+  r.row.track = row.track ? own_track(row.track) : nullptr;
+  r.row.process_name = own_string(row.process_name);
+  r.row.schema = own_string(row.schema);
+  r.name_at = static_cast<uint32_t>(b.bytes.size());
+  r.name_size = static_cast<uint32_t>(row.name.size());
+  b.bytes.append(row.name.data(), row.name.size());
+  r.args_at = static_cast<uint32_t>(b.bytes.size());
+  ArgsRecorder recorder(b.bytes);
+  args.write(recorder);
+  r.args_size = static_cast<uint32_t>(b.bytes.size() - r.args_at);
+  ++added_;
+  // Offsets are 32-bit: a batch hands over well before 4 GB of names and args.
+  if (b.rows.size() == kBatchRows || b.bytes.size() >= (size_t{1} << 30)) hand_over();
+}
+
+void PipelinedRowWriter::hand_over() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  space_.wait(lock, [this] { return queue_.size() < kBatchesAhead || error_; });
+  if (error_) std::rethrow_exception(error_);
+  queue_.push_back(std::move(current_));
+  if (!free_.empty()) {
+    current_ = std::move(free_.back());
+    free_.pop_back();
+  }
+  lock.unlock();
+  work_.notify_one();
+  if (!current_) {
+    current_ = std::make_unique<Batch>();
+    current_->rows.reserve(kBatchRows);
+  }
+}
+
+void PipelinedRowWriter::run() {
+  for (;;) {
+    std::unique_ptr<Batch> batch;
+    bool write;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+      if (queue_.empty() || abandon_) return;
+      batch = std::move(queue_.front());
+      queue_.pop_front();
+      write = !error_;  // after an error, batches are only given back (the SQLite thread throws it)
+    }
+    if (write) {
+      try {
+        replay(*batch);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        error_ = std::current_exception();
+      }
+      written_.store(inner_->bytes_written(), std::memory_order_relaxed);
+    }
+    batch->rows.clear();
+    batch->bytes.clear();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      free_.push_back(std::move(batch));
+    }
+    space_.notify_one();
+  }
+}
+
+void PipelinedRowWriter::replay(Batch& batch) {
+  for (Record& r : batch.rows) {
+    r.row.name = std::string_view(batch.bytes.data() + r.name_at, r.name_size);
+    inner_->add(r.row, RecordedArgs(std::string_view(batch.bytes.data() + r.args_at, r.args_size)));
+  }
+}
+
+void PipelinedRowWriter::drain() {
+  if (drained_) return;
+  if (!current_->rows.empty()) hand_over();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  work_.notify_one();
+  worker_.join();
+  drained_ = true;
+  if (error_) std::rethrow_exception(error_);
+}
+
+void PipelinedRowWriter::finish(std::string_view other_data) {
+  drain();
+  inner_->finish(other_data);
+}
+
+}  // namespace nsystrace
