@@ -1,0 +1,284 @@
+// The trace written on a second thread (src/writers/row_pipeline.h): every row replayed in order with its args,
+// the writer's error thrown on SQLite's thread, nothing read from the scan once it is gone, and the same bytes for
+// any nsystrace_option('threads').
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "src/sqlite/sqlite_api.h"
+#include "src/writers/row_pipeline.h"
+#include "tests/support/test_db.h"
+
+namespace nsystrace {
+namespace {
+
+// A writer that records what it is given, as text: the calls a format sees.
+class RecordingWriter final : public RowWriter {
+ public:
+  explicit RecordingWriter(OutputBuffer& out, std::vector<std::string>& log, int64_t throw_at = -1)
+      : RowWriter(out), log_(log), throw_at_(throw_at) {}
+  void add(const TraceRow& row, const RowArgs& args) override {
+    if (static_cast<int64_t>(log_.size()) == throw_at_) throw Error("the writer failed at this row");
+    std::string json;
+    JsonArgs a(json);
+    args.write(a);
+    a.close();
+    log_.push_back(fmt::format("{} {} {} {} {} {}|{}|{}", static_cast<int>(row.kind), row.name, row.ts, row.dur,
+                               row.track ? row.track->name : "-", row.process_name ? *row.process_name : "-",
+                               row.schema ? *row.schema : "-", json));
+    out_.append("x", 1);
+  }
+  void finish(std::string_view other) override { log_.push_back(std::string(other)); }
+  uint64_t events() const override { return log_.size(); }
+  uint64_t flows() const override { return 7; }
+  uint64_t clamped_to_zero() const override { return 0; }
+  uint64_t clamped_to_latest() const override { return 0; }
+  const std::map<std::string, uint64_t, std::less<>>& kind_counts() const override { return counts_; }
+
+ private:
+  std::vector<std::string>& log_;
+  int64_t throw_at_;
+  std::map<std::string, uint64_t, std::less<>> counts_;
+};
+
+// Args of every type, varying with the row.
+class TestArgs final : public RowArgs {
+ public:
+  explicit TestArgs(int i) : i_(i) {}
+  void write(ArgsSink& s) const override {
+    s.integer("i", i_).unsigned_integer("u", UINT64_MAX - i_).real("r", i_ / 3.0).boolean("b", i_ % 2 == 0);
+    s.string("s", std::string(i_ % 7, 'a' + i_ % 26)).null("n").triple("grid", i_, -i_, 3);
+    if (i_ % 5 == 0) {
+      Stack stack;
+      std::string sym = "f" + std::to_string(i_);
+      stack.frames.push_back(StackFrame{sym, "libx.so", true, false});
+      stack.frames.push_back(StackFrame{"main", "", false, true});
+      stack.missing_depths = i_ % 3;
+      s.stack("stack", stack);
+    }
+  }
+
+ private:
+  int i_;
+};
+
+struct Rows {
+  std::vector<std::unique_ptr<Track>> tracks;
+  std::vector<std::unique_ptr<std::string>> strings;
+  // Row i on one of a few tracks; its name, track, process name and schema live only until the next row is made
+  // (as the scan's buffers do), or until the test frees them (as a closed scan does).
+  TraceRow make(int i) {
+    auto process = std::make_unique<std::string>("process " + std::to_string(i % 3));
+    auto schema = std::make_unique<std::string>(i % 2 ? "main" : "rank1");
+    auto track = std::make_unique<Track>();
+    track->name = "track " + std::to_string(i % 4);
+    track->process_name = process.get();
+    name = "name " + std::to_string(i);
+    TraceRow row;
+    row.kind = static_cast<Kind>(i % kKindCount);
+    row.name = name;
+    row.ts = 1000 + i;
+    row.dur = i % 11;
+    row.has_dur = true;
+    row.track = track.get();
+    row.process_name = process.get();
+    row.schema = schema.get();
+    tracks.push_back(std::move(track));
+    strings.push_back(std::move(process));
+    strings.push_back(std::move(schema));
+    return row;
+  }
+  std::string name;
+};
+
+constexpr int kRows = static_cast<int>(3 * PipelinedRowWriter::kBatchRows + 17);
+
+TEST(RowPipeline, ReplaysEveryRowInOrderWithItsArgs) {
+  OutputBuffer direct_out, piped_out;
+  std::vector<std::string> direct, piped;
+  RecordingWriter reference(direct_out, direct);
+  PipelinedRowWriter pipeline(std::make_unique<RecordingWriter>(piped_out, piped), piped_out);
+  Rows a, b;
+  for (int i = 0; i < kRows; ++i) {
+    reference.add(a.make(i), TestArgs(i));
+    pipeline.add(b.make(i), TestArgs(i));
+    b.name.assign(b.name.size(), '#');  // the scan's name buffer moves on with the next row
+  }
+  EXPECT_EQ(pipeline.events(), static_cast<uint64_t>(kRows));
+  // The scan is closed before the writer is done: its tracks and strings are gone, so the writer must have copied
+  // what it needs (under AddressSanitizer, a read of them is an error).
+  b.tracks.clear();
+  b.strings.clear();
+  pipeline.drain();
+  pipeline.finish("{\"end\":1}");
+  reference.finish("{\"end\":1}");
+  ASSERT_EQ(piped.size(), direct.size());
+  for (size_t i = 0; i < direct.size(); ++i) ASSERT_EQ(piped[i], direct[i]) << "row " << i;
+  EXPECT_EQ(pipeline.events(), static_cast<uint64_t>(kRows + 1));  // the inner writer's count once drained
+  EXPECT_EQ(pipeline.bytes_written(), static_cast<uint64_t>(kRows));
+  EXPECT_EQ(pipeline.flows(), 7u);
+}
+
+TEST(RowPipeline, TheWritersErrorIsThrownOnTheScansThread) {
+  OutputBuffer out;
+  std::vector<std::string> log;
+  PipelinedRowWriter pipeline(std::make_unique<RecordingWriter>(out, log, 5000), out);
+  Rows rows;
+  std::string error;
+  try {
+    for (int i = 0; i < kRows; ++i) pipeline.add(rows.make(i), TestArgs(i));
+    pipeline.drain();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error, "the writer failed at this row");
+  EXPECT_EQ(log.size(), 5000u);  // nothing written after the failed row
+}
+
+TEST(RowPipeline, AnAbandonedTraceStopsTheWriter) {
+  OutputBuffer out;
+  std::vector<std::string> log;
+  Rows rows;
+  {
+    PipelinedRowWriter pipeline(std::make_unique<RecordingWriter>(out, log), out);
+    for (int i = 0; i < kRows; ++i) pipeline.add(rows.make(i), TestArgs(i));
+  }  // destroyed without drain(): joins its worker, whatever it had left
+  EXPECT_LE(log.size(), static_cast<size_t>(kRows));
+}
+
+// The conversion's own threads: as many after it as before (every path joins what it started).
+int threads_of_this_process() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+// The first column of the first row, as bytes (a BLOB or a text).
+std::string value_of(testdb::Db& db, const std::string& sql) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+    throw std::runtime_error(sqlite3_errmsg(db.get()));
+  std::string out;
+  int rc = sqlite3_step(s);
+  if (rc == SQLITE_ROW)
+    out.assign(static_cast<const char*>(sqlite3_column_blob(s, 0)), static_cast<size_t>(sqlite3_column_bytes(s, 0)));
+  std::string err = rc == SQLITE_ROW ? "" : sqlite3_errmsg(db.get());
+  sqlite3_finalize(s);
+  if (!err.empty()) throw std::runtime_error(err + ": " + sql);
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Both formats, as a value and as a file, for 1, 2 and 8 threads: the same bytes.
+void expect_same_bytes_for_any_thread_count(testdb::Db& db, const std::string& label) {
+  testdb::TempDir tmp("nsystrace_pipeline");
+  const int before = threads_of_this_process();
+  const bool rows = db.integer("select count(*) from trace_events where derived in (0, 1)") > 0;
+  for (const char* form : {"perfetto_trace(*)", "chrome_trace(*)", "perfetto_trace_file('@')", "chrome_trace_file('@')"}) {
+    if (!rows && std::string(form).find('@') != std::string::npos) continue;  // no rows, no file
+    std::string reference;
+    for (int threads : {1, 2, 8}) {
+      db.exec("select nsystrace_option('threads', " + std::to_string(threads) + ")");
+      std::string call = form, trace;
+      if (size_t at = call.find('@'); at != std::string::npos) {
+        std::string path = tmp.file("t" + std::to_string(threads));
+        call.replace(at, 1, path);
+        value_of(db, "select " + call + " from trace_events where derived in (0, 1)");
+        trace = read_file(path);
+      } else {
+        trace = value_of(db, "select " + call + " from trace_events where derived in (0, 1)");
+      }
+      ASSERT_FALSE(trace.empty()) << label << " " << form;
+      if (threads == 1) reference = trace;
+      else EXPECT_TRUE(trace == reference) << label << ": " << form << " with " << threads << " threads differs";
+    }
+  }
+  EXPECT_EQ(threads_of_this_process(), before) << label;
+}
+
+TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryFixture) {
+  std::vector<std::string> scripts = {testdb::source_dir() + "/examples/example_profile.sql"};
+  if (DIR* d = opendir((testdb::source_dir() + "/tests/fixtures").c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".sql") == 0)
+        scripts.push_back(testdb::source_dir() + "/tests/fixtures/" + name);
+    }
+    closedir(d);
+  }
+  ASSERT_GT(scripts.size(), 10u);
+  for (const std::string& script : scripts) {
+    testdb::Db db;
+    db.exec_file(script);
+    if (db.integer("select count(*) from sqlite_schema where name = 'StringIds'") == 0) continue;  // not an export
+    expect_same_bytes_for_any_thread_count(db, script);
+  }
+}
+
+TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryRealExport) {
+  if (testdb::real_exports().empty()) GTEST_SKIP() << "../shared/fixtures/real is absent: no real exports to check";
+  for (const std::string& name : testdb::real_exports()) {
+    testdb::Db db(testdb::shared_fixtures_dir() + "/" + name);
+    expect_same_bytes_for_any_thread_count(db, name);
+  }
+}
+
+TEST(RowPipeline, AnInterruptWhileTheWriterRunsLeavesNoFileAndNoThread) {
+  if (testdb::real_exports().empty()) GTEST_SKIP() << "../shared/fixtures/real is absent: no large export to cut";
+  testdb::Db db(testdb::shared_fixtures_dir() + "/nsysai_h100_2gpu_mfu_before_slice.sqlite");
+  testdb::TempDir tmp("nsystrace_pipeline");
+  db.exec("select nsystrace_option('threads', 2)");
+  const int before = threads_of_this_process();
+  for (const char* function : {"perfetto_trace_file", "chrome_trace_file"}) {
+    // Cut at half the conversion's work, when rows are being written (the progress handler's calls count it).
+    struct Cut {
+      int calls = 0, at = INT32_MAX;
+    } cut;
+    auto handler = [](void* p) {
+      auto* c = static_cast<Cut*>(p);
+      return ++c->calls > c->at ? 1 : 0;
+    };
+    sqlite3_progress_handler(db.get(), 1000, handler, &cut);
+    db.exec(std::string("select ") + function + "('" + tmp.file("whole") + "') from trace_events");
+    const int whole = cut.calls;
+    ASSERT_GT(whole, 100) << function;
+    cut = Cut{0, whole / 2};
+    sqlite3_progress_handler(db.get(), 1000, handler, &cut);
+    std::string path = tmp.file(std::string(function) + ".out");
+    std::string err = db.error_of(std::string("select ") + function + "('" + path + "') from trace_events");
+    sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
+    EXPECT_NE(err.find("interrupted"), std::string::npos) << function << ": " << err;
+    EXPECT_GT(cut.calls, whole / 2) << function;
+    std::remove(tmp.file("whole").c_str());
+    struct stat st;
+    EXPECT_NE(stat(path.c_str(), &st), 0) << function;
+    EXPECT_EQ(threads_of_this_process(), before) << function;
+  }
+  std::string listing;
+  if (DIR* d = opendir(tmp.path().c_str())) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') listing += std::string(e->d_name) + " ";
+    closedir(d);
+  }
+  EXPECT_EQ(listing, "") << "left behind";
+}
+
+}  // namespace
+}  // namespace nsystrace
