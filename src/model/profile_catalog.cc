@@ -260,6 +260,7 @@ const std::string* ProfileCatalog::nvtx_category(int64_t global_id, int64_t doma
 }
 
 std::optional<int64_t> ProfileCatalog::last_nvtx_timestamp(sqlite3* db) const {
+  std::lock_guard<std::mutex> lock(row_time_mutex_);
   if (last_nvtx_timestamp_) return *last_nvtx_timestamp_;
   std::optional<int64_t> last;
   if (const TableInfo* t = schema_.table("NVTX_EVENTS"); t && t->has("start")) {
@@ -275,6 +276,7 @@ std::optional<int64_t> ProfileCatalog::last_nvtx_timestamp(sqlite3* db) const {
 }
 
 int64_t ProfileCatalog::context_device(sqlite3* db, int64_t global_pid, int64_t context_id, int64_t recorded) const {
+  std::lock_guard<std::mutex> lock(row_time_mutex_);
   if (!context_devices_) {
     std::map<std::pair<int64_t, int64_t>, int64_t> devices;
     for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
@@ -294,6 +296,7 @@ int64_t ProfileCatalog::context_device(sqlite3* db, int64_t global_pid, int64_t 
 }
 
 int64_t ProfileCatalog::profile_end(sqlite3* db) const {
+  std::lock_guard<std::mutex> lock(row_time_mutex_);
   if (profile_end_) return *profile_end_;
   int64_t end = INT64_MIN;
   for (const char* const* table = kEventTables; *table; ++table) {

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -141,6 +142,9 @@ class ProfileCatalog {
   std::map<int64_t, std::string> memcpy_kinds_, memory_kinds_, sync_types_, gpu_metric_types_, thread_states_;
   std::vector<std::pair<std::string, std::string>> export_metadata_;
   std::optional<int64_t> session_start_utc_ns_;
+  // The values computed on first use that readers ask for at row time, possibly from a prefetching thread
+  // (src/readers/prefetched_source.h): computed under this mutex.
+  mutable std::mutex row_time_mutex_;
   mutable std::optional<int64_t> profile_end_;
   mutable std::optional<std::optional<int64_t>> last_nvtx_timestamp_;
   static constexpr int64_t kSeveralDevices = INT64_MIN;  // a context seen on more than one device

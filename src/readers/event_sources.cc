@@ -1303,6 +1303,15 @@ int64_t saturating_add(int64_t a, int64_t b) {
   return b > 0 ? INT64_MAX : INT64_MIN;
 }
 
+std::unique_ptr<EventSource> open_source(sqlite3* db, const ProfileCatalog& catalog, const ScanFilter& filter,
+                                         const ReportContext& report, Kind kind, int tag) {
+  std::vector<std::unique_ptr<EventSource>> out;
+  if (filter.impossible) return nullptr;
+  for (const RowSource& source : kRowSources)
+    if (source.table != nullptr && source.kind == kind && source.tag == tag) open_one(out, db, catalog, filter, report, source);
+  return out.empty() ? nullptr : std::move(out.front());
+}
+
 std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const ProfileCatalog& catalog,
                                                        const ScanFilter& filter, const ReportContext& report) {
   std::vector<std::unique_ptr<EventSource>> out;

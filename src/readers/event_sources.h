@@ -59,11 +59,13 @@ struct ScanFilter {
 
 class EventSource {
  public:
+  friend class PrefetchedSource;  // sets the state below from another reader's
   virtual ~EventSource();  // gives its statements back to the report's StatementCache, if it has one
   virtual bool next();  // moves to the next event; false at the end
   const SourceEvent& event() const { return event_; }
   virtual Kind kind() const = 0;
   void set_tag(int tag) { event_.tag = static_cast<uint8_t>(tag); }
+  int tag() const { return event_.tag; }
   // The current event's args, in the order shown.
   virtual void write_args(ArgsSink& args) const = 0;
   uint64_t skipped() const { return skipped_; }  // rows without a start time (cannot be placed)
@@ -189,6 +191,11 @@ std::unique_ptr<EventSource> make_projection_source(sqlite3* db, const ProfileCa
 // Opens a reader for every wanted kind whose table the export has.
 std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const ProfileCatalog& catalog,
                                                        const ScanFilter& filter, const ReportContext& report = {});
+
+// The one reader open_sources() opens for (kind, rowid tag), on another connection to the same database (a
+// prefetching thread's); nullptr when open_sources() would open none.
+std::unique_ptr<EventSource> open_source(sqlite3* db, const ProfileCatalog& catalog, const ScanFilter& filter,
+                                         const ReportContext& report, Kind kind, int tag);
 
 // The OS-level pid a Chrome pid stands for in report `report`, or nullopt when it belongs to another report.
 std::optional<int64_t> pid_in_report(int64_t chrome_pid, int report);

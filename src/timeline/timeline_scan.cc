@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "src/readers/prefetched_source.h"
 #include "src/writers/json_writer.h"
 #include "src/sqlite/sqlite_api.h"
 
@@ -65,25 +66,57 @@ std::vector<TimelineScan::Report> TimelineScan::align_reports(
 }
 
 TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
-                           const ProjectionProvider& projection)
+                           const ProjectionProvider& projection, int threads)
     : db_(db),
       reports_(std::move(reports)),
       layout_(catalogs_of(reports_), contexts_of(reports_)),
       names_(filter.names),
       limit_(filter.limit),
       name_matcher_(db) {
+  std::vector<int> report_of_source;  // -1: not a table's reader
   for (Report& r : reports_) {
     r.read = filter.schemas.empty() ||
              std::find(filter.schemas.begin(), filter.schemas.end(), r.context.schema) != filter.schemas.end();
     if (!r.read) continue;
-    for (auto& s : open_sources(db_, *r.catalog, filter, r.context)) sources_.push_back(std::move(s));
-    if (filter.wants(Kind::nvtx_kernel) && projection)
+    for (auto& s : open_sources(db_, *r.catalog, filter, r.context)) {
+      sources_.push_back(std::move(s));
+      report_of_source.push_back(r.context.index);
+    }
+    if (filter.wants(Kind::nvtx_kernel) && projection) {
       sources_.push_back(make_projection_source(db_, *r.catalog, projection(r.context.schema), filter, r.context));
+      report_of_source.push_back(-1);
+    }
   }
+  if (threads > 1) read_on_threads(filter, report_of_source, threads);
   narrowed_ = filter.narrows_rows();
   live_.assign(sources_.size(), false);
   for (size_t i = 0; i < sources_.size(); ++i) live_[i] = sources_[i]->next();
   pick();
+}
+
+void TimelineScan::read_on_threads(const ScanFilter& filter, const std::vector<int>& report_of_source, int threads) {
+  // Only scans that read whole tables (a time window or a process is fine): a name constraint is matched on this
+  // connection (LIKE and GLOB mean what they mean here), a correlation or thread list is a few rows, a LIMIT reads
+  // ahead of nothing.
+  if (!filter.names.empty() || filter.correlations || filter.global_tids || filter.global_pids || filter.limit) return;
+  std::vector<size_t> candidates;
+  for (size_t i = 0; i < sources_.size(); ++i)
+    if (report_of_source[i] >= 0 && sources_[i]->estimated_rows() >= prefetch_min_rows()) candidates.push_back(i);
+  std::stable_sort(candidates.begin(), candidates.end(), [this](size_t a, size_t b) {
+    return sources_[a]->estimated_rows() > sources_[b]->estimated_rows();
+  });
+  if (candidates.size() > static_cast<size_t>(threads - 1)) candidates.resize(threads - 1);
+  for (size_t i : candidates) {
+    const Report& r = reports_[report_of_source[i]];
+    std::unique_ptr<ReaderConnection> connection = ReaderConnection::open(db_, r.context.schema);
+    if (!connection) return;  // none of this database's tables can be read elsewhere
+    ReportContext context = r.context;
+    context.statements = nullptr;  // the cursor's cache holds statements of this connection, not of that one
+    std::unique_ptr<EventSource> reader =
+        open_source(connection->get(), *r.catalog, filter, context, sources_[i]->kind(), sources_[i]->tag());
+    if (!reader) continue;
+    sources_[i] = std::make_unique<PrefetchedSource>(std::move(reader), std::move(connection), db_, *r.catalog, context);
+  }
 }
 
 uint64_t TimelineScan::estimated_rows() const {

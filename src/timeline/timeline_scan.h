@@ -27,8 +27,10 @@ class TimelineScan {
   // 'nvtx_kernel' rows.
   using ProjectionProvider = std::function<std::shared_ptr<const NvtxProjection>(const std::string& schema)>;
   // Reads the reports named in filter.schemas (all of them when it is empty).
+  // threads (nsystrace_option 'threads'): above 1, the largest tables of a scan that reads whole tables are read on
+  // threads of their own (src/readers/prefetched_source.h), at most threads - 1 of them; the rows are the same.
   TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
-               const ProjectionProvider& projection = nullptr);
+               const ProjectionProvider& projection = nullptr, int threads = 1);
   // The reports of a connection (main first, then the ATTACHed ones in order) on one clock whose time 0 is the
   // earliest session start among them (TARGET_INFO_SESSION_START_TIME): each report's times are shifted by (its
   // session start - that origin), so no report is drawn before 0 and the report that started first keeps its own
@@ -62,6 +64,7 @@ class TimelineScan {
  private:
   uint64_t sum_over(Kind kind, uint64_t (EventSource::*count)() const) const;  // over the sources of a kind
   void pick();
+  void read_on_threads(const ScanFilter& filter, const std::vector<int>& report_of_source, int threads);
   // The pushed-down name constraints, applied exactly to the name each row is given: the readers' SQL only narrows
   // what they read (a superset), so the rows handed out are exactly those the query selects, and a LIMIT counts
   // true rows.
