@@ -45,6 +45,9 @@ class ArgsSink {
   // A call stack: [{"symbol", "module", "kernel": true, "unresolved": true}, ...], innermost first. A format with
   // call stacks of its own (Perfetto) draws it as one instead.
   virtual ArgsSink& stack(std::string_view key, const Stack& stack) = 0;
+  // Args recorded by an ArgsRecorder (src/readers/recorded_args.h): true when this sink took the bytes as they are
+  // (another recorder: no decoding and encoding again); false, and the caller replays them call by call.
+  virtual bool take_recorded(std::string_view bytes) { return false; }
 };
 
 // A sink for the args a consumer does not want: override the ones it does.

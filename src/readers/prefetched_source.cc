@@ -173,7 +173,8 @@ bool PrefetchedSource::next() {
 
 void PrefetchedSource::write_args(ArgsSink& args) const {
   const Row& r = current_->rows[position_];
-  replay_args(std::string_view(current_->bytes.data() + r.args_at, r.args_size), args);
+  std::string_view recorded(current_->bytes.data() + r.args_at, r.args_size);
+  if (!args.take_recorded(recorded)) replay_args(recorded, args);
 }
 
 }  // namespace nsystrace

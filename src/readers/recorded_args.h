@@ -33,6 +33,10 @@ class ArgsRecorder final : public ArgsSink {
       text(f.symbol).text(f.module).raw(static_cast<uint8_t>((f.kernel ? 1 : 0) | (f.unresolved ? 2 : 0)));
     return *this;
   }
+  bool take_recorded(std::string_view bytes) override {
+    out_.append(bytes.data(), bytes.size());
+    return true;
+  }
 
  private:
   template <class T>
