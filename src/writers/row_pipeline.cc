@@ -42,8 +42,12 @@ PipelinedRowWriter::~PipelinedRowWriter() {
 
 const std::string* PipelinedRowWriter::own_string(const std::string* s) {
   if (s == nullptr) return nullptr;
+  // Rows come in runs of a process and report: the last few strings answer most lookups without hashing.
+  for (const auto& [from, copy] : recent_strings_)
+    if (from == s) return copy;
   auto [it, fresh] = string_copies_.try_emplace(s, nullptr);
   if (fresh) it->second = &strings_.emplace_back(*s);
+  recent_strings_[next_recent_++ % recent_strings_.size()] = {s, it->second};
   return it->second;
 }
 

@@ -8,6 +8,7 @@
 // format's writer: the same calls in the same order, so the trace is the same bytes as when written on one thread.
 // A bounded queue keeps memory bounded when the writer is the slower side.
 #pragma once
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -71,6 +72,8 @@ class PipelinedRowWriter final : public RowWriter {
   std::deque<std::string> strings_;
   std::unordered_map<const Track*, const Track*> track_copies_;
   std::unordered_map<const std::string*, const std::string*> string_copies_;
+  std::array<std::pair<const std::string*, const std::string*>, 4> recent_strings_{};
+  size_t next_recent_ = 0;
   const Track* last_track_ = nullptr;
   const Track* last_track_copy_ = nullptr;
   // Shared, under mutex_.

@@ -103,7 +103,9 @@ class PerfettoTraceWriter::Annotations final : public ArgsSink {
  private:
   void open(std::string_view key) {
     w_.packet_.begin(Event::debug_annotations);
-    w_.packet_.varint_field(Annotation::name_iid, w_.intern(w_.arg_names_, key, Interned::debug_annotation_names));
+    auto [iid, fresh] = w_.arg_names_.intern_by_address(key);
+    if (fresh) w_.write_interned(Interned::debug_annotation_names, iid, key);
+    w_.packet_.varint_field(Annotation::name_iid, iid);
   }
   ArgsSink& close() {
     w_.packet_.end();

@@ -19,19 +19,43 @@ class StringInterner {
 
   // The iid of s, and whether this call gave it (the caller then writes the string into the trace).
   std::pair<uint64_t, bool> intern(std::string_view s) {
+    const char* stored;
+    return intern(s, &stored);
+  }
+
+  // The same for strings that mostly come from the same few addresses (arg names: literals of the readers), with a
+  // cache by address in front: an entry is used only when its stored text still equals s, so a reused buffer with
+  // other text simply misses.
+  std::pair<uint64_t, bool> intern_by_address(std::string_view s) {
+    Recent& r = recent_[(reinterpret_cast<uintptr_t>(s.data()) >> 3) % kRecent];
+    if (r.data == s.data() && r.size == s.size() && std::memcmp(r.stored, s.data(), s.size()) == 0)
+      return {r.iid, false};
+    const char* stored;
+    auto result = intern(s, &stored);
+    r = Recent{s.data(), stored, static_cast<uint32_t>(s.size()), static_cast<uint32_t>(result.first)};
+    return result;
+  }
+
+ private:
+  std::pair<uint64_t, bool> intern(std::string_view s, const char** stored) {
     uint64_t h = hash(s);
     size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       Slot& slot = slots_[i];
       if (slot.iid == 0) {
         slot = Slot{h, ++count_, static_cast<uint32_t>(s.size()), store(s)};
+        *stored = slot.data;
         if (count_ * 4 > slots_.size() * 3) grow();  // at most 3/4 full
         return {count_, true};
       }
-      if (slot.hash == h && slot.size == s.size() && std::memcmp(slot.data, s.data(), s.size()) == 0)
+      if (slot.hash == h && slot.size == s.size() && std::memcmp(slot.data, s.data(), s.size()) == 0) {
+        *stored = slot.data;
         return {slot.iid, false};
+      }
     }
   }
+
+ public:
 
   // The same for a string the export registered as id `string_id` of report `report` (its text is s): a direct
   // index, falling back to the content for ids too large to index (never in practice: StringIds ids are dense).
@@ -51,6 +75,13 @@ class StringInterner {
 
  private:
   static constexpr size_t kInitialSlots = 1024;
+  static constexpr size_t kRecent = 64;
+  struct Recent {
+    const char* data = nullptr;    // where the text was looked up from
+    const char* stored = nullptr;  // its copy in the arena
+    uint32_t size = 0, iid = 0;
+  };
+  Recent recent_[kRecent];
   static constexpr int64_t kMaxIndexedId = int64_t{1} << 24;
   static constexpr size_t kArenaChunk = 1 << 16;
   struct Slot {
