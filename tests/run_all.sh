@@ -3,7 +3,7 @@
 #   1. Release build: unit, integration, SQL-level, conformance tests (ctest);
 #   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (tests that load the .so into
 #      uninstrumented programs — the sqlite3 shell, Python, Node — are left out there: ASan must come first);
-#   3. ThreadSanitizer over every test of a threaded path (named *Threads* or RowPipeline*), on the unit binary;
+#   3. ThreadSanitizer over every threaded path: the thread_tests binary (tests/CMakeLists.txt);
 #   4. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,9 +24,8 @@ NSYSTRACE_GRID_STRIDE=8 ctest --test-dir build-asan --output-on-failure -j"$jobs
   -E '^(sql\.|shared_object|viewer\.|examples\.|python\.)'
 echo "== 3/4 ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_TSAN=ON > /dev/null
-cmake --build build-tsan -j"$jobs" --target unit_tests
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" NSYSTRACE_GRID_STRIDE=4 \
-  build-tsan/tests/unit_tests --gtest_filter='RowPipeline*:*Threads*' --gtest_brief=1
+cmake --build build-tsan -j"$jobs" --target thread_tests
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" NSYSTRACE_GRID_STRIDE=4 build-tsan/tests/thread_tests --gtest_brief=1
 echo "== 4/4 fuzzing"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_FUZZ=ON > /dev/null
 cmake --build build-fuzz -j"$jobs"
