@@ -105,7 +105,9 @@ void TimelineScan::read_on_threads(const ScanFilter& filter, const std::vector<i
   std::stable_sort(candidates.begin(), candidates.end(), [this](size_t a, size_t b) {
     return sources_[a]->estimated_rows() > sources_[b]->estimated_rows();
   });
-  if (candidates.size() > static_cast<size_t>(threads - 1)) candidates.resize(threads - 1);
+  // Up to `threads` of them: readers wait whenever they are ahead of the merge, so they and the writer share the
+  // cores rather than each needing one.
+  if (candidates.size() > static_cast<size_t>(threads)) candidates.resize(threads);
   for (size_t i : candidates) {
     const Report& r = reports_[report_of_source[i]];
     std::unique_ptr<ReaderConnection> connection = ReaderConnection::open(db_, r.context.schema);

@@ -28,7 +28,7 @@ class TimelineScan {
   using ProjectionProvider = std::function<std::shared_ptr<const NvtxProjection>(const std::string& schema)>;
   // Reads the reports named in filter.schemas (all of them when it is empty).
   // threads (nsystrace_option 'threads'): above 1, the largest tables of a scan that reads whole tables are read on
-  // threads of their own (src/readers/prefetched_source.h), at most threads - 1 of them; the rows are the same.
+  // threads of their own (src/readers/prefetched_source.h), at most `threads` of them; the rows are the same.
   TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanFilter& filter,
                const ProjectionProvider& projection = nullptr, int threads = 1);
   // The reports of a connection (main first, then the ATTACHed ones in order) on one clock whose time 0 is the

@@ -61,9 +61,9 @@ constexpr size_t kFlushBytes = 1 << 16;
 class PerfettoTraceWriter::Annotations final : public ArgsSink {
  public:
   // skip: an integer arg left out (see add_row).
-  Annotations(PerfettoTraceWriter& w, std::string_view skip) : w_(w), skip_(skip) {}
+  Annotations(PerfettoTraceWriter& w, std::string_view skip, Kind kind) : w_(w), skip_(skip), kind_(kind) {}
   ArgsSink& integer(std::string_view key, int64_t v) override {
-    if (key == skip_) return *this;
+    if (key == skip_) return ++position_, *this;  // keeps the positions of the args after it
     return one(key, Annotation::int_value, static_cast<uint64_t>(v));
   }
   ArgsSink& unsigned_integer(std::string_view key, uint64_t v) override { return one(key, Annotation::uint_value, v); }
@@ -103,9 +103,7 @@ class PerfettoTraceWriter::Annotations final : public ArgsSink {
  private:
   void open(std::string_view key) {
     w_.packet_.begin(Event::debug_annotations);
-    auto [iid, fresh] = w_.arg_names_.intern_by_address(key);
-    if (fresh) w_.write_interned(Interned::debug_annotation_names, iid, key);
-    w_.packet_.varint_field(Annotation::name_iid, iid);
+    w_.packet_.varint_field(Annotation::name_iid, name_iid(key));
   }
   ArgsSink& close() {
     w_.packet_.end();
@@ -116,8 +114,26 @@ class PerfettoTraceWriter::Annotations final : public ArgsSink {
     w_.packet_.varint_field(field, value);
     return close();
   }
+  // The iid of an arg's name. Rows of a kind name their args in the same order, so the name this kind had at this
+  // position last time is tried first (its stored text compared): no hashing for almost every arg. Its address is
+  // tried next (the readers' names are literals, unless the row was recorded on another thread).
+  uint64_t name_iid(std::string_view key) {
+    std::vector<KeyGuess>& guesses = w_.key_guesses_[static_cast<int>(kind_)];
+    if (position_ < guesses.size()) {
+      const KeyGuess& g = guesses[position_];
+      if (g.size == key.size() && std::memcmp(g.stored, key.data(), key.size()) == 0) return ++position_, g.iid;
+    } else {
+      guesses.resize(position_ + 1);
+    }
+    auto [iid, fresh] = w_.arg_names_.intern_by_address(key);
+    if (fresh) w_.write_interned(Interned::debug_annotation_names, iid, key);
+    guesses[position_++] = KeyGuess{w_.arg_names_.stored(iid), static_cast<uint32_t>(key.size()), iid};
+    return iid;
+  }
   PerfettoTraceWriter& w_;
   std::string_view skip_;
+  Kind kind_;
+  size_t position_ = 0;  // of the next arg
 };
 
 PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out) : out_(out) {
@@ -207,7 +223,11 @@ uint64_t PerfettoTraceWriter::process_uuid(const Track& track) {
 }
 
 uint64_t PerfettoTraceWriter::track_uuid(const Track& track, uint32_t lane) {
-  TrackUuids& t = tracks_[&track];
+  if (&track != last_track_) {  // rows come in runs on a track
+    last_track_ = &track;
+    last_track_uuids_ = &tracks_[&track];
+  }
+  TrackUuids& t = *last_track_uuids_;
   if (lane < t.lanes.size() && t.lanes[lane] != 0) return t.lanes[lane];
   if (lane >= t.lanes.size()) t.lanes.resize(lane + 1, 0);
   // A thread's own track is the thread itself (described once, also for its CPU samples: thread_uuid); every other
@@ -431,7 +451,7 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   std::string_view skip = row.kind == Kind::nvtx_kernel              ? "nvtx_rowid"
                           : (link.recorded || link.launched_by) ? "correlation_id"
                                                                 : "";
-  Annotations annotations(*this, skip);
+  Annotations annotations(*this, skip, row.kind);
   if (clamped) {
     annotations.integer("recorded_ts_ns", row.ts);
     if (row.has_dur) annotations.integer("recorded_dur_ns", row.dur);

@@ -94,7 +94,16 @@ class PerfettoTraceWriter {
     std::vector<uint64_t> lanes;  // uuid by lane, 0 until described
     uint64_t rank = 0;
   };
-  std::unordered_map<const Track*, TrackUuids> tracks_;
+  std::unordered_map<const Track*, TrackUuids> tracks_;  // node-based: an entry's address is stable
+  const Track* last_track_ = nullptr;
+  TrackUuids* last_track_uuids_ = nullptr;
+  // By kind, by position among a row's args: the arg name there last time (see Annotations::name_iid).
+  struct KeyGuess {
+    const char* stored = nullptr;  // the interner's copy of the name
+    uint32_t size = 0;
+    uint64_t iid = 0;
+  };
+  std::vector<KeyGuess> key_guesses_[kKindCount];
   std::map<std::pair<int32_t, std::string>, uint64_t, std::less<>> counters_;  // (pid, metric) -> uuid
   // The ends of the slices begun and not yet ended: (end, order) with the latest begun first at equal ends.
   struct PendingEnd {

@@ -45,6 +45,7 @@ class StringInterner {
       if (slot.iid == 0) {
         slot = Slot{h, ++count_, static_cast<uint32_t>(s.size()), store(s)};
         *stored = slot.data;
+        by_iid_.push_back(slot.data);
         if (count_ * 4 > slots_.size() * 3) grow();  // at most 3/4 full
         return {count_, true};
       }
@@ -72,6 +73,8 @@ class StringInterner {
   }
 
   size_t size() const { return count_; }
+  // The interner's copy of the text of iid (valid for the interner's life).
+  const char* stored(uint64_t iid) const { return by_iid_[iid - 1]; }
 
  private:
   static constexpr size_t kInitialSlots = 1024;
@@ -82,6 +85,7 @@ class StringInterner {
     uint32_t size = 0, iid = 0;
   };
   Recent recent_[kRecent];
+  std::vector<const char*> by_iid_;  // the stored text of iid i + 1
   static constexpr int64_t kMaxIndexedId = int64_t{1} << 24;
   static constexpr size_t kArenaChunk = 1 << 16;
   struct Slot {
