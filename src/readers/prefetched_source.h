@@ -48,7 +48,7 @@ class PrefetchedSource final : public EventSource {
   void write_args(ArgsSink& args) const override;
   uint64_t estimated_rows() const override { return estimated_rows_; }
 
-  static constexpr size_t kBatchRows = 2048;
+  static constexpr size_t kBatchRows = 4096;
   static constexpr size_t kBatchesAhead = 4;
 
  private:
