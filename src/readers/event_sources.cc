@@ -218,7 +218,9 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
     stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);
   opened_ = true;
   if (stored == nullptr || !stored->nearly_sorted) {
-    stmt_ = statement("SELECT " + select_list + from + order);
+    // One row (a join's lookup of one row id) is in order: no sorter to open at every lookup.
+    const bool one_row = rowids && rowids->size() == 1;
+    stmt_ = statement("SELECT " + select_list + from + (one_row ? "" : order));
     bind_all(stmt_, binds);
     return;
   }
