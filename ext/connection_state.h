@@ -27,6 +27,11 @@ struct TraceEventsCursor {
   // Its rows feed a DISTINCT or GROUP BY (sqlite3_vtab_distinct in xBestIndex): one row stands for a group.
   bool grouped = false;
   StatementCache statements;  // reused by each scan's readers (declared before scan: outlives it)
+  // The connection's reports, listed at the cursor's first xFilter and kept for its life: a cursor lives within one
+  // statement, during which no ATTACH, DETACH, schema change or other connection's commit can reach the databases
+  // it reads, and a join's inner scan restarts at every outer row (listing them costs two PRAGMAs and a stat each).
+  bool reports_listed = false;
+  std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> reports;
   std::unique_ptr<TimelineScan> scan;
 };
 

@@ -163,7 +163,11 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       ScanPlan plan = ScanPlan::from_idx(idx_num, idx_str);
       cursor->grouped = plan.feeds_groups;
       ScanFilter filter = build_filter(plan, filter_arguments(argc, argv));
-      auto reports_of_connection = state->reports();
+      if (!cursor->reports_listed) {
+        cursor->reports = state->reports();
+        cursor->reports_listed = true;
+      }
+      auto reports_of_connection = cursor->reports;
       if (plan.all_reports && filter.schemas.empty())
         for (const auto& r : reports_of_connection) filter.schemas.push_back(r.first);
       if (filter.schemas.empty()) filter.schemas.push_back("main");

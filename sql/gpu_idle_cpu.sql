@@ -5,8 +5,10 @@
 -- up here. Rows: the longest gaps first (top_gaps of them), their top_functions functions.
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/gpu_idle_cpu.sql"
 with params(min_gap_ns, top_gaps, top_functions) as (select 1000000, 10, 5),
+-- One scan of the GPU work, for its busy intervals and for who launched it (gpu_ops below).
 work as materialized (
-  select device_id, ts as s, ts + dur as e from trace_events where kind in ('kernel', 'memcpy', 'memset')
+  select device_id, ts as s, ts + dur as e, correlation_id, global_tid >> 24 as process from trace_events
+  where kind in ('kernel', 'memcpy', 'memset')
 ),
 -- Busy intervals per device: an interval starts a new one when it begins after every earlier end.
 ordered as (
@@ -31,8 +33,7 @@ calls as materialized (
   where kind = 'cuda_api' and correlation_id is not null
 ),
 gpu_ops as materialized (
-  select distinct device_id, correlation_id, global_tid >> 24 as process from trace_events
-  where kind in ('kernel', 'memcpy', 'memset') and correlation_id is not null
+  select distinct device_id, correlation_id, process from work where correlation_id is not null
 ),
 launchers as materialized (
   select distinct o.device_id, c.global_tid from gpu_ops o join calls c

@@ -172,30 +172,34 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   // correlation_id, global_tid and global_pid are the columns the reader reads (its Shape): NULL where it has none,
   // which no = or IN holds for, so then the table is not even opened.
   std::optional<std::vector<int64_t>> rowids;  // the rows a correlation_id lookup found
+  // "expr = ?" for one value (the launch join's inner lookups: a direct seek, no temporary table for the list),
+  // else "expr IN" the values bound as one JSON array.
+  auto one_of = [&](const std::string& expr, const std::vector<int64_t>& values) {
+    if (values.size() == 1) {
+      where += " AND " + expr + " = ?";
+      binds.emplace_back(values.front());
+    } else {
+      where += " AND " + expr + " IN (SELECT value FROM json_each(?))";
+      binds.emplace_back(integer_list(values));
+    }
+  };
   if (filter.correlations) {
     if (shape.correlation == nullptr || !table.has(shape.correlation)) return;
     if (shape.from_sql.empty()) {  // by the catalog's index: only the matching rows are read (the join's inner loop)
       rowids = catalog_.rowids_with_correlation(db_, catalog_.schema().qualified(table.name), shape.correlation,
                                                 *filter.correlations);
       if (rowids->empty()) return;
-      where += " AND rowid IN (SELECT value FROM json_each(?))";
-      binds.emplace_back(integer_list(*rowids));
+      one_of("rowid", *rowids);
     } else {
-      where += fmt::format(" AND {} IN (SELECT value FROM json_each(?))", quote_identifier(shape.correlation));
-      binds.emplace_back(integer_list(*filter.correlations));
+      one_of(quote_identifier(shape.correlation), *filter.correlations);
     }
   }
   if (filter.global_tids || filter.global_pids) {
     if (shape.global_id == nullptr || !table.has(shape.global_id)) return;
     const std::string id = quote_identifier(shape.global_id);
-    if (filter.global_tids) {
-      where += " AND " + id + " IN (SELECT value FROM json_each(?))";
-      binds.emplace_back(integer_list(*filter.global_tids));
-    }
-    if (filter.global_pids) {  // a globalTid's process is its globalPid: the same with the tid bits cleared
-      where += fmt::format(" AND ({} & {}) IN (SELECT value FROM json_each(?))", id, kProcessIdMask);
-      binds.emplace_back(integer_list(*filter.global_pids));
-    }
+    if (filter.global_tids) one_of(id, *filter.global_tids);
+    // a globalTid's process is its globalPid: the same with the tid bits cleared
+    if (filter.global_pids) one_of(fmt::format("({} & {})", id, kProcessIdMask), *filter.global_pids);
   }
   // Readers must yield (start, longest first). SQLite would sort every table for that (the largest single cost of
   // a scan), but exports store events nearly in that order: the table's stored order is checked once
@@ -215,7 +219,9 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
     stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);
   opened_ = true;
   if (stored == nullptr || !stored->nearly_sorted) {
-    stmt_ = statement("SELECT " + select_list + from + order);
+    // One row (a join's lookup of one row id) is in order: no sorter to open at every lookup.
+    const bool one_row = rowids && rowids->size() == 1;
+    stmt_ = statement("SELECT " + select_list + from + (one_row ? "" : order));
     bind_all(stmt_, binds);
     return;
   }

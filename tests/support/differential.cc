@@ -126,6 +126,9 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
       compare(std::string(col) + " = " + v);
       compare(std::string(col) + " = " + v + " and kind in ('cuda_api', 'kernel', 'nvtx')");
     }
+    // A one-value lookup (one row id, one id) reads with "= ?", a longer one through a JSON list: both, and an IN
+    // list of one value.
+    if (!values.empty()) compare(std::string(col) + " in (" + values.front() + ")");
     std::string list;
     for (const std::string& v : values) list += v + ", ";
     compare(std::string(col) + " in (" + list + "-1)");
