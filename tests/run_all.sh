@@ -3,11 +3,12 @@
 #   1. Release build: unit, integration, SQL-level, conformance tests (ctest);
 #   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (tests that load the .so into
 #      uninstrumented programs — the sqlite3 shell, Python, Node — are left out there: ASan must come first);
-#   3. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 60).
+#   3. the threaded paths (tests named *Threads*) built with ThreadSanitizer;
+#   4. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 60).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
-echo "== 1/3 Release build and tests"
+echo "== 1/4 Release build and tests"
 # The viewer check parses our traces with the Chrome DevTools trace engine (npm package pinned in package.json).
 if command -v npm > /dev/null; then
   (cd tests/viewer && npm install --no-audit --no-fund --loglevel=error > /dev/null)
@@ -15,13 +16,17 @@ fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
-echo "== 2/3 AddressSanitizer + UndefinedBehaviorSanitizer"
+echo "== 2/4 AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNSYSTRACE_SANITIZE=ON > /dev/null
 cmake --build build-asan -j"$jobs"
 # The generated query grids run a sample of their shapes here (every 8th); the Release pass ran them all.
 NSYSTRACE_GRID_STRIDE=8 ctest --test-dir build-asan --output-on-failure -j"$jobs" \
   -E '^(sql\.|shared_object|viewer\.|examples\.|python\.)'
-echo "== 3/3 fuzzing"
+echo "== 3/4 ThreadSanitizer: the threaded paths (tests named *Threads*)"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DNSYSTRACE_SANITIZE=thread > /dev/null
+cmake --build build-tsan -j"$jobs" --target unit_tests
+TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -j"$jobs" -R 'Threads'
+echo "== 4/4 fuzzing"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_FUZZ=ON > /dev/null
 cmake --build build-fuzz -j"$jobs"
 tests/fuzz/run_fuzzers.sh build-fuzz "${NSYSTRACE_FUZZ_SECONDS:-60}"
