@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <thread>
 
 #include "src/sqlite/statement.h"
 #include "src/writers/trace_file.h"
@@ -416,6 +417,13 @@ int threads_of_this_process() {
   return -1;
 }
 
+// The threads of this process before a test starts its own: ThreadSanitizer starts a thread of its own with the
+// process's first other thread, so one is started (and joined) first.
+int threads_before() {
+  std::thread([] {}).join();
+  return threads_of_this_process();
+}
+
 // The text of the first gzip member of `gz`, and in *used how many bytes of `gz` the member took.
 std::string inflate_member(const std::string& gz, size_t* used) {
   z_stream z{};
@@ -532,7 +540,7 @@ TEST(TraceFileThreads, GzipOfAnyLength) {
 // naming the file; the threads are joined and nothing is left, neither the trace nor its temporary file.
 TEST(TraceFileThreads, AFailedWriteLeavesNoFileAndNoThread) {
   testdb::TempDir tmp("nsystrace_gz");
-  const int before = threads_of_this_process();
+  const int before = threads_before();
   std::string text = mixed_text(4 << 20, 3), path = tmp.file("full.json.gz"), error;
   struct rlimit saved;
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
@@ -557,7 +565,7 @@ TEST(TraceFileThreads, AFailedWriteLeavesNoFileAndNoThread) {
 // at once: queued chunks are dropped, running ones finished, every thread joined, the temporary file removed.
 TEST(TraceFileThreads, AnAbandonedGzipJoinsItsThreadsAndLeavesNoFile) {
   testdb::TempDir tmp("nsystrace_gz");
-  const int before = threads_of_this_process();
+  const int before = threads_before();
   std::string text = mixed_text(2 << 20, 5);
   {
     TraceFile f(tmp.file("cut.json.gz"), {}, "chrome_trace_file()", 8, GzipSettings{1, 4096});
@@ -579,7 +587,7 @@ TEST(TraceFileThreads, AnInterruptedGzipConversionLeavesNoFileAndNoThread) {
   const std::string where = " from trace_events where derived in (0, 1)";
   std::string text = db.text("select chrome_trace(*)" + where);
   ASSERT_GT(text.size(), 4u << 20) << "several 1 MB chunks";
-  const int before = threads_of_this_process();
+  const int before = threads_before();
   std::string whole[2];
   int i = 0;
   int64_t ops = 0;  // progress callbacks of a whole run
