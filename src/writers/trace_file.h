@@ -44,7 +44,7 @@ int create_exclusive_temp(const std::string& function, const std::string& path, 
 // How a .gz trace is compressed. The defaults are the product's (see tests/bench/results-gzip-command.md for the
 // level's figures); tests take smaller chunks to cut a small trace into many.
 struct GzipSettings {
-  int level = 1;
+  int level = 2;
   size_t chunk_bytes = size_t{1} << 20;
 };
 
