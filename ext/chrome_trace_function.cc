@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "ext/vtab_support.h"
@@ -85,11 +86,12 @@ struct Aggregate {
     writer = make_row_writer(f, out);
   }
   // The file form: the buffer drains to the file in 1 MB chunks. show_progress: asked for by the call's argument
-  // (then the end is always reported), or by the connection's setting (nsystrace_option('progress')).
+  // (then the end is always reported), or by the connection's setting (nsystrace_option('progress')). threads:
+  // the connection's setting, for compressing a .gz beside the conversion.
   Aggregate(TraceFormat f, const std::string& path, std::vector<std::string> database_files, bool show_progress,
-            bool asked)
+            bool asked, int threads)
       : format(f),
-        file(std::make_unique<TraceFile>(path, std::move(database_files), file_function(f))),
+        file(std::make_unique<TraceFile>(path, std::move(database_files), file_function(f), threads)),
         writing(show_progress, "writing " + path, "events", 0) {
     out.set_drain([this](const char* p, size_t n) { file->write(p, n); }, 1 << 20);
     writer = make_row_writer(f, out);
@@ -118,6 +120,7 @@ struct Aggregate {
   // Where the text result goes when it is handed over without a copy; nullptr: SQLite copies it. Used only
   // while the scan's cursor is open, which it is for as long as the statement (and so its texts) lives.
   StatementTexts* statement_texts = nullptr;
+  std::set<int64_t> gpus;  // device_id of the rows written, for nsystrace_last_trace_file()
 };
 
 struct Slot {
@@ -187,6 +190,7 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
   agg.generation = cursor->generation;
   agg.last_row = scan.row_number();
 
+  if (scan.row().on_gpu) agg.gpus.insert(scan.row().device_id);
   agg.writer->add(scan.row(), scan);
   if (agg.file) agg.report_progress(false);
 }
@@ -367,9 +371,11 @@ void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
                                   "[, event])",
                                   file_function(format)));
         auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+        state->last_trace_file.clear();  // until this one is committed
         bool asked = progress_arg != nullptr && sqlite3_value_int(progress_arg) != 0;
         bool progress = progress_arg != nullptr ? asked : state->progress;
-        return new Aggregate(format, std::string(text_of(argv[0])), state->database_files(), progress, asked);
+        return new Aggregate(format, std::string(text_of(argv[0])), state->database_files(), progress, asked,
+                             state->threads);
       },
       [&](Aggregate& agg) {
         if (row_given) step_row(ctx, agg, argv[argc - 1]);
@@ -524,7 +530,28 @@ void x_final(sqlite3_context* ctx) {
   free_aggregate(ctx);
 }
 
+// What nsystrace_last_trace_file() says of a committed file: the counts the writer kept as it wrote (the same as
+// otherData's), so a summary needs no second scan.
+std::string trace_file_record(const Aggregate& agg, uint64_t bytes) {
+  std::string record, counts, gpus = "[";
+  JsonObject r(record);
+  r.string("path", agg.file->path())
+      .string("format", agg.format == TraceFormat::perfetto_protobuf ? "perfetto_protobuf" : "chrome_json")
+      .integer("bytes", static_cast<int64_t>(bytes))
+      .integer("events", static_cast<int64_t>(agg.writer->events()))
+      .integer("flows", static_cast<int64_t>(agg.writer->flows()));
+  JsonObject k(counts);
+  for (const auto& [kind, n] : agg.writer->kind_counts()) k.integer(kind, static_cast<int64_t>(n));
+  k.close();
+  r.raw("event_counts", counts);
+  for (int64_t gpu : agg.gpus) gpus += (gpus.size() > 1 ? "," : "") + std::to_string(gpu);
+  r.raw("gpus", gpus + "]");
+  r.close();
+  return record;
+}
+
 void x_final_file(sqlite3_context* ctx) {
+  static_cast<ConnectionState*>(sqlite3_user_data(ctx))->last_trace_file.clear();  // set again once committed
   try {
     Aggregate* agg = existing_aggregate(ctx);
     if (agg == nullptr)
@@ -537,7 +564,9 @@ void x_final_file(sqlite3_context* ctx) {
     agg->writer->finish(other_data(ctx, agg, sqlite3_context_db_handle(ctx)));
     agg->out.drain_now();
     agg->report_progress(true);
-    sqlite3_result_int64(ctx, static_cast<sqlite3_int64>(agg->file->commit()));
+    uint64_t bytes = agg->file->commit();
+    static_cast<ConnectionState*>(sqlite3_user_data(ctx))->last_trace_file = trace_file_record(*agg, bytes);
+    sqlite3_result_int64(ctx, static_cast<sqlite3_int64>(bytes));
   } catch (const std::bad_alloc&) {
     sqlite3_result_error_nomem(ctx);
   } catch (const std::exception& e) {

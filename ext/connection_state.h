@@ -74,6 +74,10 @@ class ConnectionState {
   // nsystrace_option('threads', N): how many threads a conversion may use (1: all on SQLite's thread). Default: the
   // cores this process may run on. The output is the same bytes whatever N is.
   int threads = available_cores();
+  // What the last chrome_trace_file() / perfetto_trace_file() of this connection wrote, as the JSON object
+  // nsystrace_last_trace_file() returns (its events per kind, GPUs, bytes), so a caller can summarize a conversion
+  // without a second scan; "" before the first, and from the start of each conversion until it is committed.
+  std::string last_trace_file;
 
  private:
   struct CachedCatalog {

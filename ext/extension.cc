@@ -176,6 +176,14 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   sqlite3_result_int(ctx, *setting ? 1 : 0);
 }
 
+// nsystrace_last_trace_file(): the record of the last trace file this connection wrote (ConnectionState::
+// last_trace_file), or NULL.
+void last_trace_file_function(sqlite3_context* ctx, int, sqlite3_value**) {
+  auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+  if (state->last_trace_file.empty()) sqlite3_result_null(ctx);
+  else sqlite3_result_text(ctx, state->last_trace_file.c_str(), -1, SQLITE_TRANSIENT);
+}
+
 }  // namespace
 
 int register_options(sqlite3* db, ConnectionState* state, std::string* error) {
@@ -185,7 +193,10 @@ int register_options(sqlite3* db, ConnectionState* state, std::string* error) {
       rc = sqlite3_create_function_v2(db, "nsystrace_option", n, SQLITE_UTF8 | SQLITE_DIRECTONLY, state,
                                       option_function, nullptr, nullptr, nullptr);
   }
-  if (rc != SQLITE_OK) *error = "cannot register nsystrace_option";
+  if (rc == SQLITE_OK)  // says which file this connection wrote: not for a database's views and triggers
+    rc = sqlite3_create_function_v2(db, "nsystrace_last_trace_file", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, state,
+                                    last_trace_file_function, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) *error = "cannot register nsystrace_option / nsystrace_last_trace_file";
   return rc;
 }
 

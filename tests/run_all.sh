@@ -23,7 +23,7 @@ cmake --build build-asan -j"$jobs"
 NSYSTRACE_GRID_STRIDE=8 ctest --test-dir build-asan --output-on-failure -j"$jobs" \
   -E '^(sql\.|shared_object|viewer\.|examples\.|python\.)'
 echo "== 3/4 ThreadSanitizer"
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_TSAN=ON > /dev/null
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_SANITIZE=thread > /dev/null
 cmake --build build-tsan -j"$jobs" --target thread_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" NSYSTRACE_GRID_STRIDE=4 build-tsan/tests/thread_tests --gtest_brief=1
 echo "== 4/4 fuzzing"

@@ -2,6 +2,13 @@
 // renamed into place only when the whole trace is written, so a failed or interrupted run never leaves a partial
 // trace that looks whole. Gzip (zlib) when the name ends in ".gz" (any case).
 //
+// Gzip is compressed as pigz does it, so that it can run beside the conversion: the text is cut into chunks of a
+// fixed size, each deflated on its own (primed with the 32 KB before it, so matches still reach back across the
+// cut) and ended byte-aligned by a sync flush, the last by the final block; the chunks are concatenated in order
+// into one gzip member whose CRC is combined from theirs. With N threads, N - 1 workers deflate while the caller
+// converts (and helps when they fall behind); with 1, the caller deflates each chunk as it fills. The cut does not
+// depend on the threads, so neither do the bytes.
+//
 // The temporary file is new and ours alone: "<path>.<pid>.<16 random hex digits>.partial", created with
 // O_CREAT|O_EXCL|O_NOFOLLOW, so a file or a symbolic link planted at that name is never opened, followed or
 // overwritten, and two writers of one path (two *_file() calls in one query) never share a temporary file: each
@@ -14,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,12 +41,24 @@ bool gzip_name(const std::string& path);
 int create_exclusive_temp(const std::string& function, const std::string& path, std::string& temp_path,
                           const std::function<uint64_t()>& random = {});
 
+// How a .gz trace is compressed. The defaults are the product's (see tests/bench/results-gzip-command.md for the
+// level's figures); tests take smaller chunks to cut a small trace into many.
+struct GzipSettings {
+  int level = 2;
+  size_t chunk_bytes = size_t{1} << 20;
+};
+
+class GzipStream;
+
 class TraceFile {
  public:
-  // function: the SQL function writing it, for messages. Throws Error naming the path when it cannot be created
-  // or must not be written (check_not_a_database).
-  TraceFile(std::string path, std::vector<std::string> database_files, std::string function = "chrome_trace_file()");
-  ~TraceFile();  // removes the temporary file unless commit() succeeded
+  // function: the SQL function writing it, for messages. threads: how many threads may compress a .gz (the
+  // caller's included; nsystrace_option('threads')). Throws Error naming the path when it cannot be created or
+  // must not be written (check_not_a_database).
+  TraceFile(std::string path, std::vector<std::string> database_files, std::string function = "chrome_trace_file()",
+            int threads = 1, GzipSettings gzip = {});
+  // Removes the temporary file unless commit() succeeded; stops and joins the compressing threads first.
+  ~TraceFile();
   TraceFile(const TraceFile&) = delete;
   TraceFile& operator=(const TraceFile&) = delete;
 
@@ -47,15 +67,16 @@ class TraceFile {
   // the file written.
   uint64_t commit();
   const std::string& path() const { return path_; }
-  bool gzip() const { return gz_ != nullptr; }
+  bool gzip() const { return gzip_ != nullptr; }
 
  private:
+  void write_out(const char* data, size_t size);  // to the temporary file, as it will be on disk
   void write_behind();
 
   std::string path_, temp_path_, function_;
   std::vector<std::string> database_files_;
   std::FILE* file_ = nullptr;
-  void* gz_ = nullptr;  // gzFile
+  std::unique_ptr<GzipStream> gzip_;  // .gz: compresses into write_out()
   bool committed_ = false;
   uint64_t temp_device_ = 0, temp_inode_ = 0;  // the temporary file's identity, checked before the rename
   uint64_t writeback_started_ = 0, dropped_ = 0;  // file offsets, see write_behind()

@@ -3,15 +3,20 @@
 #include <sched.h>
 #include <gtest/gtest.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <thread>
 
 #include "src/sqlite/statement.h"
 #include "src/writers/trace_file.h"
@@ -393,5 +398,262 @@ TEST_F(TraceFileTest, TwoWritersOfOnePathLeaveOneWholeTrace) {
     else EXPECT_TRUE(testtrace::check_trace(got).problems.empty()) << c.calls;
     EXPECT_EQ(count_files(dir, "x.pftrace."), 0) << c.calls << ": a temporary file was left";
   }
+}
+}  // namespace
+
+// Gzip on worker threads (nsystrace_option('threads')): the text is cut into fixed chunks deflated on their own and
+// concatenated into one gzip member, so the bytes are the same whatever the threads, and a failed or abandoned
+// write joins its threads and leaves no file. (This file is part of thread_tests, the ThreadSanitizer pass's binary.)
+namespace {
+using nsystrace::GzipSettings;
+using nsystrace::TraceFile;
+
+int threads_of_this_process() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  return -1;
+}
+
+// The threads of this process before a test starts its own: ThreadSanitizer starts a thread of its own with the
+// process's first other thread, so one is started (and joined) first.
+int threads_before() {
+  std::thread([] {}).join();
+  return threads_of_this_process();
+}
+
+// The text of the first gzip member of `gz`, and in *used how many bytes of `gz` the member took.
+std::string inflate_member(const std::string& gz, size_t* used) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 16 + 15), Z_OK);  // 16: a gzip wrapper, checked (CRC and length)
+  std::string out;
+  char buf[1 << 16];
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  z.avail_in = static_cast<uInt>(gz.size());
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - z.avail_out);
+  }
+  EXPECT_EQ(rc, Z_STREAM_END) << (z.msg ? z.msg : "");
+  *used = gz.size() - z.avail_in;
+  inflateEnd(&z);
+  return out;
+}
+
+bool gzip_t_accepts(const std::string& path) { return std::system(("gzip -t '" + path + "'").c_str()) == 0; }
+
+// Writes `text` to a new TraceFile in pieces of uneven sizes (as a drain hands them over, so chunks are cut across
+// writes) and commits it; returns the file's bytes.
+std::string write_gzip(const std::string& path, const std::string& text, int threads, GzipSettings settings,
+                       bool in_pieces = true) {
+  TraceFile f(path, {}, "chrome_trace_file()", threads, settings);
+  for (size_t at = 0; at < text.size();) {
+    size_t n = in_pieces ? std::min<size_t>(text.size() - at, 1 + (at * 7919) % 10007) : text.size();
+    f.write(text.data() + at, n);
+    at += n;
+  }
+  f.commit();
+  return read_file(path);
+}
+
+// Text that compresses about as badly as a trace's numbers: pseudo-random digits, words and JSON punctuation.
+std::string mixed_text(size_t size, uint32_t seed) {
+  std::string s;
+  s.reserve(size);
+  const char* words[] = {"{\"name\":\"", "kernel", "\",\"ts\":", ",\"dur\":", "},\n", "cudaLaunchKernel", ",\"pid\":"};
+  while (s.size() < size) {
+    seed = seed * 1103515245u + 12345u;
+    if ((seed >> 16) % 3 == 0) s += words[(seed >> 8) % 7];
+    else s += static_cast<char>('0' + (seed >> 20) % 10);
+  }
+  s.resize(size);
+  return s;
+}
+
+TEST(TraceFileThreads, GzipBytesAreTheSameWhateverTheThreads) {
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+  std::string text = db.text("select chrome_trace(*) from trace_events where derived in (0, 1)");
+  ASSERT_GT(text.size(), 500000u);
+  testdb::TempDir tmp("nsystrace_gz");
+  const GzipSettings small{1, 4096};  // a few hundred chunks of the example's trace
+  std::string reference;
+  for (int threads : {1, 2, 8}) {
+    std::string path = tmp.file("t" + std::to_string(threads) + ".json.gz");
+    std::string gz = write_gzip(path, text, threads, small);
+    size_t used = 0;
+    EXPECT_TRUE(inflate_member(gz, &used) == text) << threads << " threads";
+    EXPECT_EQ(used, gz.size()) << "one gzip member, nothing after it";
+    EXPECT_TRUE(gzip_t_accepts(path)) << path;
+    if (reference.empty()) reference = gz;
+    else EXPECT_TRUE(gz == reference) << threads << " threads: other bytes than with 1 thread";
+  }
+  // However the text is handed over: one write of it all gives the same bytes.
+  EXPECT_TRUE(write_gzip(tmp.file("whole.json.gz"), text, 1, small, /*in_pieces=*/false) == reference);
+  EXPECT_LT(reference.size(), text.size() / 4) << "the chunks still compress like one stream (the dictionary)";
+  // The product's chunks (1 MB): the same again, through the SQL function, at 1, 2 and 8 threads.
+  std::string sql_reference;
+  for (int threads : {1, 2, 8}) {
+    db.integer("select nsystrace_option('threads', " + std::to_string(threads) + ")");
+    std::string path = tmp.file("sql" + std::to_string(threads) + ".json.gz");
+    int64_t bytes = db.integer("select chrome_trace_file('" + path + "') from trace_events where derived in (0, 1)");
+    std::string gz = read_file(path);
+    EXPECT_EQ(bytes, static_cast<int64_t>(gz.size()));
+    size_t used = 0;
+    EXPECT_TRUE(inflate_member(gz, &used) == text) << threads << " threads";
+    EXPECT_TRUE(gzip_t_accepts(path)) << path;
+    if (sql_reference.empty()) sql_reference = gz;
+    else EXPECT_TRUE(gz == sql_reference) << threads << " threads: other bytes than with 1 thread";
+  }
+}
+
+// Lengths around the chunk's: empty, a byte, one short of a chunk, exactly one (the last chunk is then empty),
+// one over, several; incompressible-ish text too.
+TEST(TraceFileThreads, GzipOfAnyLength) {
+  testdb::TempDir tmp("nsystrace_gz");
+  const GzipSettings small{1, 4096};
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4095}, size_t{4096}, size_t{4097}, size_t{3 * 4096}, size_t{100003}}) {
+    std::string text = mixed_text(size, static_cast<uint32_t>(size));
+    std::string one = write_gzip(tmp.file("a.gz"), text, 1, small);
+    std::string three = write_gzip(tmp.file("b.gz"), text, 3, small);
+    size_t used = 0;
+    EXPECT_TRUE(inflate_member(one, &used) == text) << size;
+    EXPECT_EQ(used, one.size()) << size;
+    EXPECT_TRUE(one == three) << size;
+    EXPECT_TRUE(gzip_t_accepts(tmp.file("b.gz"))) << size;
+  }
+  // Other levels are deflate too (the level is a setting of the code, chosen in results-gzip-command.md).
+  std::string text = mixed_text(50000, 7);
+  for (int level : {2, 3, 6}) {
+    size_t used = 0;
+    EXPECT_TRUE(inflate_member(write_gzip(tmp.file("l.gz"), text, 2, GzipSettings{level, 4096}), &used) == text)
+        << level;
+  }
+}
+
+// A write that fails (the disk full; here the process's file size limit, which fails the same way) is an error
+// naming the file; the threads are joined and nothing is left, neither the trace nor its temporary file.
+TEST(TraceFileThreads, AFailedWriteLeavesNoFileAndNoThread) {
+  testdb::TempDir tmp("nsystrace_gz");
+  const int before = threads_before();
+  std::string text = mixed_text(4 << 20, 3), path = tmp.file("full.json.gz"), error;
+  struct rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  auto saved_signal = std::signal(SIGXFSZ, SIG_IGN);  // write() then fails with EFBIG instead of killing us
+  struct rlimit low = saved;
+  low.rlim_cur = 256 << 10;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &low), 0);
+  try {
+    write_gzip(path, text, 4, GzipSettings{1, 65536});
+  } catch (const nsystrace::Error& e) {
+    error = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, saved_signal);
+  EXPECT_NE(error.find("nsystrace: chrome_trace_file(): writing '" + path + "."), std::string::npos) << error;
+  EXPECT_NE(error.find(std::strerror(EFBIG)), std::string::npos) << error;
+  EXPECT_EQ(count_files(tmp.path(), ""), 0) << "a file was left";
+  EXPECT_EQ(threads_of_this_process(), before) << "a compressing thread was left";
+}
+
+// A write abandoned part-way (a refused row, an interrupt: the aggregate goes without commit()) stops the workers
+// at once: queued chunks are dropped, running ones finished, every thread joined, the temporary file removed.
+TEST(TraceFileThreads, AnAbandonedGzipJoinsItsThreadsAndLeavesNoFile) {
+  testdb::TempDir tmp("nsystrace_gz");
+  const int before = threads_before();
+  std::string text = mixed_text(2 << 20, 5);
+  {
+    TraceFile f(tmp.file("cut.json.gz"), {}, "chrome_trace_file()", 8, GzipSettings{1, 4096});
+    f.write(text.data(), text.size());
+    EXPECT_EQ(threads_of_this_process(), before + 7) << "7 workers deflate beside the caller";
+    EXPECT_EQ(count_files(tmp.path(), "cut.json.gz."), 1);
+  }
+  EXPECT_EQ(threads_of_this_process(), before);
+  EXPECT_EQ(count_files(tmp.path(), ""), 0);
+}
+
+// The same through SQL, on a real export large enough for many chunks: sqlite3_interrupt() half-way through the
+// conversion (workers running) leaves no file, no temporary file and no thread; a whole run at 1 and 8 threads
+// gives the same bytes, which are chrome_trace(*)'s text.
+TEST(TraceFileThreads, AnInterruptedGzipConversionLeavesNoFileAndNoThread) {
+  if (testdb::shared_fixtures_dir().empty()) GTEST_SKIP() << "needs ../shared/fixtures/real";
+  testdb::Db db(testdb::shared_fixtures_dir() + "/nsysai_h100_2gpu_mfu_before_slice.sqlite");
+  testdb::TempDir tmp("nsystrace_gz");
+  const std::string where = " from trace_events where derived in (0, 1)";
+  std::string text = db.text("select chrome_trace(*)" + where);
+  ASSERT_GT(text.size(), 4u << 20) << "several 1 MB chunks";
+  const int before = threads_before();
+  std::string whole[2];
+  int i = 0;
+  int64_t ops = 0;  // progress callbacks of a whole run
+  for (int threads : {1, 8}) {
+    db.integer("select nsystrace_option('threads', " + std::to_string(threads) + ")");
+    std::string path = tmp.file("whole" + std::to_string(threads) + ".json.gz");
+    sqlite3_progress_handler(db.get(), 1000, [](void* n) { return ++*static_cast<int64_t*>(n), 0; }, &ops);
+    db.integer("select chrome_trace_file('" + path + "')" + where);
+    sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
+    whole[i++] = read_file(path);
+    size_t used = 0;
+    EXPECT_TRUE(inflate_member(whole[i - 1], &used) == text) << threads << " threads";
+  }
+  EXPECT_TRUE(whole[0] == whole[1]) << "1 and 8 threads wrote other bytes";
+  ASSERT_GT(ops, 20);
+  struct Cut {
+    sqlite3* db;
+    int64_t at, n;
+  } cut{db.get(), ops / 4, 0};  // ops counts two runs: a quarter of it is half-way through one
+  sqlite3_progress_handler(db.get(), 1000, [](void* p) {
+    auto* c = static_cast<Cut*>(p);
+    if (++c->n == c->at) sqlite3_interrupt(c->db);
+    return 0;
+  }, &cut);
+  std::string err = db.error_of("select chrome_trace_file('" + tmp.file("cut.json.gz") + "')" + where);
+  sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
+  EXPECT_NE(err.find("interrupt"), std::string::npos) << err;
+  EXPECT_EQ(count_files(tmp.path(), "cut.json.gz"), 0) << "the trace or its temporary file was left";
+  EXPECT_EQ(threads_of_this_process(), before) << "a compressing thread was left";
+}
+}  // namespace
+
+namespace {
+// nsystrace_last_trace_file(): what the last file conversion of the connection wrote, from the writer's own counts
+// (the `nsystrace` command's summary): they are what a second scan would count, and a failed conversion leaves
+// no record.
+TEST_F(TraceFileTest, TheLastTraceFileIsRecordedForASummary) {
+  EXPECT_EQ(db.integer("select nsystrace_last_trace_file() is null"), 1) << "nothing written yet";
+  struct Case {
+    std::string function, file, where;
+  };
+  for (const Case& c : {Case{"chrome_trace_file", "all.json.gz", "derived in (0, 1)"},
+                        Case{"perfetto_trace_file", "some.pftrace", "kind in ('kernel', 'nvtx', 'cuda_api') and "
+                                                                    "(device_id = 1 or device_id is null)"},
+                        Case{"chrome_trace_file", "cpu.json", "kind = 'cuda_api'"}}) {
+    std::string path = dir + "/" + c.file, where = " from trace_events where " + c.where;
+    int64_t bytes = db.integer("select " + c.function + "('" + path + "')" + where);
+    std::string r = "nsystrace_last_trace_file()";
+    EXPECT_EQ(db.text("select json_extract(" + r + ", '$.path')"), path);
+    EXPECT_EQ(db.text("select json_extract(" + r + ", '$.format')"),
+              c.function == "chrome_trace_file" ? "chrome_json" : "perfetto_protobuf");
+    EXPECT_EQ(db.integer("select json_extract(" + r + ", '$.bytes')"), bytes);
+    EXPECT_EQ(db.integer("select json_extract(" + r + ", '$.events')"), db.integer("select count(*)" + where));
+    EXPECT_EQ(db.text("select json_extract(" + r + ", '$.event_counts')"),
+              db.text("select json_group_object(kind, n) from (select kind, count(*) as n" + where +
+                      " group by kind order by kind)"))
+        << c.where;
+    EXPECT_EQ(db.text("select json_extract(" + r + ", '$.gpus')"),
+              db.text("select json_group_array(device_id) from (select distinct device_id" + where +
+                      " and device_id is not null order by 1)"))
+        << c.where;
+    EXPECT_GE(db.integer("select json_extract(" + r + ", '$.flows')"), 0);
+  }
+  EXPECT_EQ(db.text("select json_extract(nsystrace_last_trace_file(), '$.gpus')"), "[]") << "CPU rows only";
+  EXPECT_GT(db.integer("select json_extract(nsystrace_last_trace_file(), '$.flows')"), -1);
+  // A conversion that fails leaves no record (not the one before it).
+  EXPECT_NE(db.error_of("select chrome_trace_file('" + dir + "/none.json') from trace_events where name = 'nope'"), "");
+  EXPECT_EQ(db.integer("select nsystrace_last_trace_file() is null"), 1);
 }
 }  // namespace

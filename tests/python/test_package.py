@@ -221,6 +221,59 @@ finally:
 check("without extension loading in Python, the command uses the sqlite3 shell: the same trace",
       code == 0 and open(fallback, "rb").read() == open(out, "rb").read())
 
+# The summary (events per kind, GPUs) is the conversion's own count, read with nsystrace_last_trace_file() on the
+# same connection: one scan of the profile, not a second `group by kind` (which, through the sqlite3 shell, was
+# also a second and a third process, each computing the NVTX projection again).
+import contextlib  # noqa: E402
+import io  # noqa: E402
+
+expected_summary = "  events: {} ({})".format(sum(every.values()), ", ".join(f"{k} {n}" for k, n in sorted(every.items())))
+
+
+def summary_of(argv):
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = nsystrace.cli.main(argv)
+    return code, printed.getvalue()
+
+
+statements = []
+
+
+def load_and_trace(conn):
+    real_load(conn)
+    conn.set_trace_callback(statements.append)
+
+
+nsystrace.load = load_and_trace
+try:
+    code, said = summary_of([profile, "-o", os.path.join(tmp, "traced.pftrace"), "--no-progress"])
+finally:
+    nsystrace.load = real_load
+scans = [s for s in statements if "trace_events" in s]
+check("the command's summary is the conversion's count, from one scan",
+      code == 0 and expected_summary + "\n" in said and "GPUs: 0, 1;" in said and len(scans) == 1 and
+      "perfetto_trace_file(" in scans[0], said + str(scans))
+shells = []
+real_run = subprocess.run
+
+
+def count_shells(cmd, *a, **kw):
+    if cmd[0] == "sqlite3":
+        shells.append(kw.get("input", ""))
+    return real_run(cmd, *a, **kw)
+
+
+nsystrace.load, subprocess.run = refuse, count_shells
+try:
+    code, said = summary_of([profile, rank1, "-o", os.path.join(tmp, "fallback.json.gz"), "--no-progress"])
+finally:
+    nsystrace.load, subprocess.run = real_load, real_run
+doubled = ", ".join(f"{k} {2 * n}" for k, n in sorted(every.items()))
+check("through the sqlite3 shell: one process converts and summarizes (the NVTX projection computed once)",
+      code == 0 and len(shells) == 1 and shells[0].count("trace_events") == 1 and
+      f"  events: {2 * sum(every.values())} ({doubled})\n" in said and "GPUs: 0, 1;" in said, said + str(shells))
+
 # Perfetto's own importer, when ../shared has it: the trace is taken whole.
 stats = os.path.join(src, "..", "shared", "tools", "perfetto", "import-stats")
 if os.path.exists(stats):

@@ -267,15 +267,21 @@ class Connection:
         else:
             self._prelude.append(sql)
 
-    def query(self, sql):
-        """(column names, rows) of one statement."""
+    def query(self, sql, first=()):
+        """(column names, rows) of one statement, after the statements `first`, whose rows are dropped, on the same
+        connection (with the sqlite3 shell, in the same process: what one computed, such as the NVTX projection or
+        the record of the trace just written, is still there for the next)."""
         if self.conn is not None:
+            for statement in first:
+                self.conn.execute(statement).fetchall()
             cur = self.conn.execute(sql)
             return [d[0] for d in cur.description], cur.fetchall()
-        # The sqlite3 shell: the prelude (attached reports, settings) silently, then the statement as JSON.
+        # The sqlite3 shell: the prelude (attached reports, settings) and `first` silently, then the statement as
+        # JSON.
         statement = sql.rstrip().rstrip(";")
         script = (f".load {nsystrace.loadable_path()}\n.output /dev/null\n" +
-                  "".join(s + ";\n" for s in self._prelude) + f".output stdout\n.mode json\n{statement};\n")
+                  "".join(s.rstrip().rstrip(";") + ";\n" for s in [*self._prelude, *first]) +
+                  f".output stdout\n.mode json\n{statement};\n")
         done = subprocess.run(["sqlite3", "-bail", read_only_uri(self.profiles[0])], input=script,
                               stdout=subprocess.PIPE, text=True)
         if done.returncode != 0:
@@ -283,8 +289,8 @@ class Connection:
         rows = json.loads(done.stdout) if done.stdout.strip() else []
         return (list(rows[0].keys()) if rows else []), [tuple(r.values()) for r in rows]
 
-    def rows(self, sql):
-        return self.query(sql)[1]
+    def rows(self, sql, first=()):
+        return self.query(sql, first)[1]
 
     def create_function(self, name, n, fn, deterministic=True):
         if self.conn is None:
@@ -329,13 +335,22 @@ def write_trace(args):
             opener = gzip.open if out.lower().endswith(".gz") else open
             with opener(out, "wt", encoding="utf-8") as f:
                 f.write(text)
+            seconds = time.monotonic() - started
+            kinds = db.rows("select kind, count(*) from trace_events" + where + " group by kind order by kind")
+            gpus = [g[0] for g in db.rows("select distinct device_id from trace_events" + where +
+                                          " and device_id is not null order by 1")]
         else:
+            # The summary is the conversion's own count (nsystrace_last_trace_file(), read on the same connection
+            # right after it), not a second scan of the profile.
             function = "perfetto_trace_file" if fmt == "perfetto" else "chrome_trace_file"
-            db.rows(f"select {function}({sql_string(out)}) from trace_events" + where)
-        seconds = time.monotonic() - started
-        kinds = db.rows("select kind, count(*) from trace_events" + where + " group by kind order by kind")
-        gpus = [g[0] for g in db.rows("select distinct device_id from trace_events" + where +
-                                      " and device_id is not null order by 1")]
+            record = db.rows("select nsystrace_last_trace_file()",
+                             first=[f"select {function}({sql_string(out)}) from trace_events" + where])[0][0]
+            seconds = time.monotonic() - started
+            if record is None:
+                raise Failure("the extension kept no record of the trace it wrote")
+            record = json.loads(record)
+            kinds = sorted(record["event_counts"].items())
+            gpus = record["gpus"]
     return out, fmt, seconds, kinds, gpus
 
 
