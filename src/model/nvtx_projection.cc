@@ -79,7 +79,13 @@ int64_t checked_span(const ProjectedRange& r, const char* what, int64_t from, in
   return span;
 }
 
-using Key = std::pair<int64_t, int64_t>;  // (correlationId, process): CUDA's correlation, unique per process
+// (correlationId, process): CUDA's correlation, unique per process.
+struct Key {
+  int64_t corr, process;
+  bool operator<(const Key& o) const { return corr != o.corr ? corr < o.corr : process < o.process; }
+  bool operator==(const Key& o) const { return corr == o.corr && process == o.process; }
+  bool operator!=(const Key& o) const { return !(*this == o); }
+};
 
 // A CUDA API call that lies inside at least one range of its thread.
 struct Call {
@@ -127,10 +133,12 @@ class Fenwick {
   std::vector<Node> tree_;
 };
 
-// A range's totals, added up over the staircase points it dominates (see StaircasePoint).
+// A range's totals, added up over the staircase points it dominates (see StaircasePoint). Count and Time are
+// int32_t and int64_t when a thread's points cannot overflow them (48 bytes a node instead of 80), else wider.
+template <class Count, class Time>
 struct Totals {
-  int64_t ops = 0, kernels = 0, memcpys = 0, memsets = 0, graphs = 0;
-  __int128 op_time = 0;
+  Count ops = 0, kernels = 0, memcpys = 0, memsets = 0, graphs = 0;
+  Time op_time = 0;
   int64_t gpu_start = INT64_MAX, gpu_end = INT64_MIN;
   void add(const Totals& o) {
     ops += o.ops, kernels += o.kernels, memcpys += o.memcpys, memsets += o.memsets, graphs += o.graphs;
@@ -228,10 +236,11 @@ class LabelledUnion {
   uint64_t total_ = 0;
 };
 
-// The work of one thread: its ranges (in ThreadRanges order) and the calls they hold.
+// The work of one thread: its ranges (in ThreadRanges order) and the calls they hold (a slice of the call list).
 struct ThreadJob {
   const std::vector<uint32_t>* order = nullptr;
-  std::vector<Call> calls;
+  Call* calls = nullptr;
+  size_t call_count = 0;
   std::vector<std::pair<uint32_t, DeviceExtent>> devices;  // out: (range index, extent)
   std::vector<uint32_t> op_time_overflows, busy_overflows;  // out: range indices
 };
@@ -239,26 +248,63 @@ struct ThreadJob {
 struct JoinedWork {
   std::vector<Group> groups;
   std::vector<GroupDevice> group_devices;
-  std::vector<Op> ops;
+  MappedArray<Op> ops;
 };
+
+// Step 2 of project_thread: the totals of each range, by start, latest first; the points starting at or after a
+// range's start are in the tree, and those ending by its end are the ones it holds.
+template <class Count, class Time>
+void add_up_totals(ThreadJob& job, MappedArray<ProjectedRange>& all, const JoinedWork& work,
+                   const std::vector<StaircasePoint>& points, const std::vector<int64_t>& ends) {
+  using T = Totals<Count, Time>;
+  const std::vector<uint32_t>& order = *job.order;
+  Fenwick<T> tree(ends.size());
+  size_t next = 0;
+  for (size_t p = order.size(); p-- > 0;) {
+    const uint32_t index = order[p];
+    ProjectedRange& r = all[index];
+    for (; next < points.size() && points[next].s >= r.start; ++next) {
+      const StaircasePoint& pt = points[next];
+      const Group& g = work.groups[pt.group];
+      const Count w = static_cast<Count>(pt.weight);
+      T t;
+      t.ops = w, t.kernels = w * static_cast<Count>(g.kernels), t.memcpys = w * static_cast<Count>(g.memcpys);
+      t.memsets = w * static_cast<Count>(g.memsets), t.graphs = w * static_cast<Count>(g.graphs);
+      t.op_time = static_cast<Time>(pt.weight) * static_cast<Time>(g.op_time);
+      if (pt.weight > 0) t.gpu_start = g.gpu_start, t.gpu_end = g.gpu_end;  // a corner adds nothing new
+      tree.add(static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), pt.e) - ends.begin()), t);
+    }
+    T t = tree.prefix(static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), r.end) - ends.begin()));
+    if (t.ops <= 0) continue;
+    r.gpu_ops = static_cast<uint32_t>(t.ops);
+    r.kernels = static_cast<uint32_t>(t.kernels), r.memcpys = static_cast<uint32_t>(t.memcpys);
+    r.memsets = static_cast<uint32_t>(t.memsets), r.graphs = static_cast<uint32_t>(t.graphs);
+    r.gpu_start = t.gpu_start, r.gpu_end = t.gpu_end;
+    if (t.op_time > INT64_MAX)
+      job.op_time_overflows.push_back(index);
+    else
+      r.gpu_op_time = static_cast<int64_t>(t.op_time);
+  }
+}
 
 // Every total of every range of one thread, without enumerating (range, call) pairs: sweeps over the ranges by
 // start (Fenwick trees over the calls' ends) and by end (the labelled union). O((ranges + calls + ops) log n).
 void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const JoinedWork& work) {
   const std::vector<uint32_t>& order = *job.order;
-  std::vector<Call>& calls = job.calls;
-  if (calls.empty()) return;
+  Call* const calls = job.calls;
+  const size_t call_count = job.call_count;
+  if (call_count == 0) return;
   // 1. The staircase of each key's calls.
-  std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) {
+  std::sort(calls, calls + call_count, [](const Call& x, const Call& y) {
     if (x.group != y.group) return x.group < y.group;
     return x.start != y.start ? x.start < y.start : x.end < y.end;
   });
   std::vector<StaircasePoint> points;
-  points.reserve(calls.size());
+  points.reserve(call_count);
   std::vector<std::pair<int64_t, int64_t>> steps;
-  for (size_t i = 0; i < calls.size();) {
+  for (size_t i = 0; i < call_count;) {
     size_t j = i + 1;
-    while (j < calls.size() && calls[j].group == calls[i].group) ++j;
+    while (j < call_count && calls[j].group == calls[i].group) ++j;
     const uint32_t g = calls[i].group;
     if (j == i + 1) {
       points.push_back({calls[i].start, calls[i].end, g, +1});
@@ -287,36 +333,19 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
   auto ending_by = [&](int64_t e) { return static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), e) - ends.begin()); };
   std::sort(points.begin(), points.end(), [](const StaircasePoint& x, const StaircasePoint& y) { return x.s > y.s; });
 
-  // 2. Totals: ranges by start, latest first; the points starting at or after a range's start are in the tree, and
-  // those ending by its end are the ones it holds.
-  {
-    Fenwick<Totals> tree(ends.size());
-    size_t next = 0;
-    for (size_t p = order.size(); p-- > 0;) {
-      const uint32_t index = order[p];
-      ProjectedRange& r = all[index];
-      for (; next < points.size() && points[next].s >= r.start; ++next) {
-        const StaircasePoint& pt = points[next];
-        const Group& g = work.groups[pt.group];
-        Totals t;
-        t.ops = pt.weight, t.kernels = pt.weight * g.kernels, t.memcpys = pt.weight * g.memcpys;
-        t.memsets = pt.weight * g.memsets, t.graphs = pt.weight * g.graphs;
-        t.op_time = pt.weight * static_cast<__int128>(g.op_time);
-        if (pt.weight > 0) t.gpu_start = g.gpu_start, t.gpu_end = g.gpu_end;  // a corner adds nothing new
-        tree.add(end_rank(pt.e), t);
-      }
-      Totals t = tree.prefix(ending_by(r.end));
-      if (t.ops <= 0) continue;
-      r.gpu_ops = static_cast<uint32_t>(t.ops);
-      r.kernels = static_cast<uint32_t>(t.kernels), r.memcpys = static_cast<uint32_t>(t.memcpys);
-      r.memsets = static_cast<uint32_t>(t.memsets), r.graphs = static_cast<uint32_t>(t.graphs);
-      r.gpu_start = t.gpu_start, r.gpu_end = t.gpu_end;
-      if (t.op_time > INT64_MAX)
-        job.op_time_overflows.push_back(index);
-      else
-        r.gpu_op_time = static_cast<int64_t>(t.op_time);
-    }
+  // 2. Totals. No partial sum can leave int32 counts and int64 time when all the points' absolute values together
+  // stay within them (always, but on corrupt timestamps).
+  unsigned __int128 time_bound = 0;
+  for (const StaircasePoint& p : points) time_bound += work.groups[p.group].op_time;
+  int64_t count_bound = 0;
+  for (const StaircasePoint& p : points) {
+    const Group& g = work.groups[p.group];
+    count_bound += 1 + g.kernels + g.memcpys + g.memsets + g.graphs;
   }
+  if (time_bound <= static_cast<unsigned __int128>(INT64_MAX) && count_bound <= INT32_MAX)
+    add_up_totals<int32_t, int64_t>(job, all, work, points, ends);
+  else
+    add_up_totals<int64_t, __int128>(job, all, work, points, ends);
 
   // 3. Per device. A thread whose every key ran on one and the same device (the usual case) has the totals above.
   std::vector<int64_t> devices;
@@ -362,11 +391,11 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
 
   // 4. Busy time: calls by end, ranges by end; each call paints its key's intervals with the rank of its start.
   std::vector<int64_t> starts;
-  starts.reserve(calls.size());
-  for (const Call& c : calls) starts.push_back(c.start);
+  starts.reserve(call_count);
+  for (const Call* c = calls; c < calls + call_count; ++c) starts.push_back(c->start);
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
-  std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.end < y.end; });
+  std::sort(calls, calls + call_count, [](const Call& x, const Call& y) { return x.end < y.end; });
   std::vector<uint32_t> by_end;
   for (uint32_t index : order)
     if (all[index].gpu_ops > 0) by_end.push_back(index);
@@ -375,7 +404,7 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
   size_t next = 0;
   for (uint32_t index : by_end) {
     ProjectedRange& r = all[index];
-    for (; next < calls.size() && calls[next].end <= r.end; ++next) {
+    for (; next < call_count && calls[next].end <= r.end; ++next) {
       const Call& c = calls[next];
       const Group& g = work.groups[c.group];
       const uint32_t key =
@@ -389,7 +418,6 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
     else
       r.gpu_busy_time = static_cast<int64_t>(busy);
   }
-  std::vector<Call>().swap(calls);
 }
 
 // Runs work(0..jobs-1) on up to `threads` threads (this one included); every thread is joined before it returns,
@@ -466,27 +494,42 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   auto read_call = [](const Statement& s) {
     return Call{Key{s.int64(0), s.int64(1)}, s.int64(2), s.int64(3), s.int64(4), 0};
   };
+  // SQL that only narrows a window's scans (the C++ decides exactly): a value that is not an integer, which the C++
+  // reads converted, always passes.
+  auto between = [](const std::string& column) {
+    return " AND (typeof(" + column + ") != 'integer' OR " + column + " BETWEEN ?1 AND ?2)";
+  };
 
   // For a window: the keys of the operations starting in it, and their calls. Only the ranges holding one of those
   // calls can have a row there (a row's time is the first start of its work on a GPU), and the ones enclosing
   // such a range hold the call too, so depth and parent come out the same among them alone.
   std::vector<Key> window_keys;
-  std::vector<Call> all_calls;  // window only: every call, read once
   std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> window_calls;  // by thread: (start, end)
+  int64_t latest_window_call = INT64_MIN, earliest_window_end = INT64_MAX;
   if (window) {
-    Statement s(db, op_sql(" AND start >= ?1 AND start <= ?2"));
+    Statement s(db, op_sql(between("start")));
     s.bind(1, window->first_gpu_start);
     s.bind(2, window->last_gpu_start);
-    while (s.step()) window_keys.emplace_back(s.int64(0), s.int64(1));
+    while (s.step()) {
+      int64_t start = s.int64(2);
+      if (start >= window->first_gpu_start && start <= window->last_gpu_start)
+        window_keys.push_back(Key{s.int64(0), s.int64(1)});
+    }
     std::sort(window_keys.begin(), window_keys.end());
     window_keys.erase(std::unique(window_keys.begin(), window_keys.end()), window_keys.end());
     if (window_keys.empty()) return result;
-    Statement c(db, calls_sql);
+    // Their calls: correlation ids grow with time, so the window's few bound the scan.
+    auto [lowest, highest] = std::minmax_element(window_keys.begin(), window_keys.end(),
+                                                 [](const Key& x, const Key& y) { return x.corr < y.corr; });
+    Statement c(db, calls_sql + between("correlationId"));
+    c.bind(1, lowest->corr);
+    c.bind(2, highest->corr);
     while (c.step()) {
       Call call = read_call(c);
-      if (std::binary_search(window_keys.begin(), window_keys.end(), call.key))
-        window_calls[call.global_tid].emplace_back(call.start, call.end);
-      all_calls.push_back(call);
+      if (!std::binary_search(window_keys.begin(), window_keys.end(), call.key)) continue;
+      window_calls[call.global_tid].emplace_back(call.start, call.end);
+      latest_window_call = std::max(latest_window_call, call.start);
+      earliest_window_end = std::min(earliest_window_end, call.end);
     }
     if (window_calls.empty()) return result;
   }
@@ -508,9 +551,18 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     SelectBuilder b(*nvtx);
     int rowid = b.expression("rowid"), start = b.column("start"), end = b.column("end"), tid = b.column("globalTid"),
         end_tid = b.column("endGlobalTid"), type = b.column("eventType"), domain = b.column("domainId");
+    // A window's: only ranges that start by its latest call and end at or after its earliest call's end.
     Statement s(db, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
                         " WHERE eventType IN (" + nvtx_types_sql(kNvtxRanges) +
-                        ") AND start IS NOT NULL AND globalTid IS NOT NULL");
+                        ") AND start IS NOT NULL AND globalTid IS NOT NULL" +
+                        (window ? " AND (typeof(start) != 'integer' OR start <= ?1) AND (\"end\" IS NULL OR "
+                                  "typeof(\"end\") != 'integer' OR typeof(start) != 'integer' OR \"end\" >= ?2 OR "
+                                  "start >= ?2)"
+                                : ""));
+    if (window) {
+      s.bind(1, latest_window_call);
+      s.bind(2, earliest_window_end);
+    }
     while (s.step()) {
       reading.update(++read);
       ProjectedRange r;
@@ -590,21 +642,25 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   }
 
   // 3. The calls that lie in a range of their thread, joined in memory to the GPU operations of their keys.
-  std::vector<Call> calls;
-  auto keep_call = [&](const Call& call) {
-    auto t = by_thread.find(call.global_tid);
-    if (t != by_thread.end() && t->second.holds(call.start, call.end)) calls.push_back(call);
-  };
+  MappedArray<Call> calls;
   Progress joining(progress, "NVTX projection: CUDA calls joined to their GPU work", "calls",
                    progress ? catalog.row_count(db, schema.qualified("CUPTI_ACTIVITY_KIND_RUNTIME")) : 0);
   uint64_t calls_read = 0;
-  if (window) {
-    for (const Call& call : all_calls) keep_call(call);
-    std::vector<Call>().swap(all_calls);
-  } else {
-    Statement c(db, calls_sql);
+  {
+    // A window's: only calls inside the span of its ranges.
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (const ProjectedRange& r : all) first = std::min(first, r.start), last = std::max(last, r.end);
+    Statement c(db, calls_sql + (window ? " AND (typeof(start) != 'integer' OR start >= ?1) AND "
+                                          "(typeof(\"end\") != 'integer' OR \"end\" <= ?2)"
+                                        : ""));
+    if (window) {
+      c.bind(1, first);
+      c.bind(2, last);
+    }
     while (c.step()) {
-      keep_call(read_call(c));
+      Call call = read_call(c);
+      auto t = by_thread.find(call.global_tid);
+      if (t != by_thread.end() && t->second.holds(call.start, call.end)) calls.push_back(call);
       joining.update(++calls_read);
     }
   }
@@ -614,8 +670,14 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   for (const Call& c : calls)
     if (keys.empty() || keys.back() != c.key) keys.push_back(c.key);
   JoinedWork work;
-  {
-    Statement s(db, op_sql(""));
+  if (!keys.empty()) {
+    auto [lowest, highest] =
+        std::minmax_element(keys.begin(), keys.end(), [](const Key& x, const Key& y) { return x.corr < y.corr; });
+    Statement s(db, op_sql(window ? between("correlationId") : ""));
+    if (window) {
+      s.bind(1, lowest->corr);
+      s.bind(2, highest->corr);
+    }
     while (s.step()) {
       Key key{s.int64(0), s.int64(1)};
       auto it = std::lower_bound(keys.begin(), keys.end(), key);
@@ -662,16 +724,28 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       jobs.emplace_back();
       jobs.back().order = &t.order;
     }
+    // The calls with work, grouped by thread in place: each job gets its slice.
+    size_t with_work = 0;
     for (Call& c : calls) {
       c.group = static_cast<uint32_t>(std::lower_bound(keys.begin(), keys.end(), c.key) - keys.begin());
-      if (work.groups[c.group].op_count > 0) jobs[job_of[c.global_tid]].calls.push_back(c);
+      if (work.groups[c.group].op_count > 0) calls[with_work++] = c;
     }
-    std::vector<Call>().swap(calls);
+    calls.truncate(with_work);
+    std::vector<Key>().swap(keys);
+    std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.global_tid < y.global_tid; });
+    for (size_t i = 0; i < calls.size();) {
+      size_t j = i;
+      while (j < calls.size() && calls[j].global_tid == calls[i].global_tid) ++j;
+      ThreadJob& job = jobs[job_of.at(calls[i].global_tid)];
+      job.calls = calls.begin() + i;
+      job.call_count = j - i;
+      i = j;
+    }
   }
   std::vector<size_t> job_order(jobs.size());  // the biggest first, for an even load
   for (size_t i = 0; i < jobs.size(); ++i) job_order[i] = i;
   std::sort(job_order.begin(), job_order.end(),
-            [&](size_t x, size_t y) { return jobs[x].calls.size() > jobs[y].calls.size(); });
+            [&](size_t x, size_t y) { return jobs[x].call_count > jobs[y].call_count; });
   run_jobs(jobs.size(), threads, [&](size_t i) { project_thread(jobs[job_order[i]], all, work); });
 
   // Time beyond int64: an Error naming the first such range (operation time, then busy time, then span below).
