@@ -536,7 +536,8 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
 
   // 1. The ranges that can own work: closed on the thread they were opened on.
   MappedArray<ProjectedRange> all;  // the big one: no doubling, and shrunk in place once only the kept remain
-  uint64_t nvtx_rows = catalog.row_count(db, schema.qualified("NVTX_EVENTS"));
+  // Counting the rows costs a pass: worth it to size the ranges of the whole report once, or to show progress.
+  uint64_t nvtx_rows = !window || progress ? catalog.row_count(db, schema.qualified("NVTX_EVENTS")) : 0;
   if (!window) all.reserve(static_cast<size_t>(nvtx_rows));
   {
     // A window's calls bound the ranges worth keeping, per thread: they start by its last call's start, end at or
