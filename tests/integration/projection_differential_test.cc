@@ -310,3 +310,36 @@ TEST(ProjectionWindowSql, WindowedRowsAreTheWholeProfilesRowsInTheWindow) {
 }
 
 }  // namespace
+
+namespace {
+// nsystrace_option('threads', N): the threads of a profile are added up in parallel; the trace and the table are
+// the same whatever N is (each connection computes its own projection).
+TEST(ProjectionThreads, OneAndSeveralThreadsGiveTheSameTraceAndTable) {
+  testdb::TempDir dir("nsystrace_projection_threads");
+  std::vector<std::string> files;
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 3; ++round) {
+    std::string file = dir.file("generated" + std::to_string(round) + ".sqlite");
+    testdb::Db make(file, false, true);
+    make.exec_file(testdb::source_dir() + "/tests/fixtures/nvtx_projection.sql");
+    generate(make, rng, 200, 600);
+    files.push_back(file);
+  }
+  for (const std::string& real : testdb::real_exports()) files.push_back(testdb::shared_fixtures_dir() + "/" + real);
+  for (const std::string& file : files) {
+    std::vector<std::string> traces;
+    std::vector<Rows> tables;
+    for (int threads : {1, 2, 5}) {
+      testdb::Db db(file);
+      EXPECT_EQ(db.integer("select nsystrace_option('threads', " + std::to_string(threads) + ")"), threads);
+      traces.push_back(db.text("select chrome_trace(*) from trace_events where derived in (0, 1)"));
+      tables.push_back(db.rows("select rowid, * , gpu_span, gpu_op_time, gpu_busy_time from nvtx_kernel_ranges"));
+    }
+    EXPECT_GT(traces[0].size(), 100u) << file;
+    for (size_t i = 1; i < traces.size(); ++i) {
+      EXPECT_TRUE(traces[i] == traces[0]) << file << ": the trace differs with " << i << " threads";
+      EXPECT_EQ(tables[i], tables[0]) << file;
+    }
+  }
+}
+}  // namespace
