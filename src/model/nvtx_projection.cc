@@ -236,9 +236,31 @@ class LabelledUnion {
   uint64_t total_ = 0;
 };
 
-// The work of one thread: its ranges (in ThreadRanges order) and the calls they hold (a slice of the call list).
+// Nesting: the ranges enclosing one are those before it in sort order that end at or after its end. Its depth
+// is their number (a Fenwick tree over the ends seen so far), its parent the innermost, the last of them (a
+// descent of the max-end tree): O(log n) each, however deep the nesting (leaked ranges nest without bound).
+void nest_thread(const ThreadRanges& t, MappedArray<ProjectedRange>& all) {
+  std::vector<int64_t> ends;
+  ends.reserve(t.order.size());
+  for (uint32_t i : t.order) ends.push_back(all[i].end);
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  std::vector<int32_t> fenwick(ends.size() + 1, 0);  // count of seen ends by rank
+  auto rank = [&](int64_t e) { return static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), e) - ends.begin()); };
+  for (size_t pos = 0; pos < t.order.size(); ++pos) {
+    ProjectedRange& r = all[t.order[pos]];
+    size_t below = 0;  // seen ranges ending before r
+    for (size_t i = rank(r.end); i > 0; i -= i & (~i + 1)) below += static_cast<size_t>(fenwick[i]);
+    r.depth = static_cast<int>(pos - below);
+    long parent = t.last_ending_after(pos, r.end);
+    if (parent >= 0) r.parent_rowid = all[t.order[static_cast<size_t>(parent)]].nvtx_rowid;
+    for (size_t i = rank(r.end) + 1; i <= ends.size(); i += i & (~i + 1)) ++fenwick[i];
+  }
+}
+
+// The work of one thread: its ranges and the calls they hold (a slice of the call list).
 struct ThreadJob {
-  const std::vector<uint32_t>* order = nullptr;
+  const ThreadRanges* ranges = nullptr;
   Call* calls = nullptr;
   size_t call_count = 0;
   std::vector<std::pair<uint32_t, DeviceExtent>> devices;  // out: (range index, extent)
@@ -257,7 +279,7 @@ template <class Count, class Time>
 void add_up_totals(ThreadJob& job, MappedArray<ProjectedRange>& all, const JoinedWork& work,
                    const std::vector<StaircasePoint>& points, const std::vector<int64_t>& ends) {
   using T = Totals<Count, Time>;
-  const std::vector<uint32_t>& order = *job.order;
+  const std::vector<uint32_t>& order = job.ranges->order;
   Fenwick<T> tree(ends.size());
   size_t next = 0;
   for (size_t p = order.size(); p-- > 0;) {
@@ -290,10 +312,11 @@ void add_up_totals(ThreadJob& job, MappedArray<ProjectedRange>& all, const Joine
 // Every total of every range of one thread, without enumerating (range, call) pairs: sweeps over the ranges by
 // start (Fenwick trees over the calls' ends) and by end (the labelled union). O((ranges + calls + ops) log n).
 void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const JoinedWork& work) {
-  const std::vector<uint32_t>& order = *job.order;
+  const std::vector<uint32_t>& order = job.ranges->order;
   Call* const calls = job.calls;
   const size_t call_count = job.call_count;
-  if (call_count == 0) return;
+  if (call_count == 0) return;  // no range of the thread has work: their nesting does not matter either
+  nest_thread(*job.ranges, all);
   // 1. The staircase of each key's calls.
   std::sort(calls, calls + call_count, [](const Call& x, const Call& y) {
     if (x.group != y.group) return x.group < y.group;
@@ -592,7 +615,9 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   auto group_by_thread = [&] {
     by_thread.clear();
     for (size_t i = 0; i < all.size(); ++i) by_thread[all[i].global_tid].order.push_back(static_cast<uint32_t>(i));
-    for (auto& [tid, t] : by_thread) t.build(all);
+    std::vector<ThreadRanges*> list;
+    for (auto& [tid, t] : by_thread) list.push_back(&t);
+    run_jobs(list.size(), threads, [&](size_t i) { list[i]->build(all); });
   };
   group_by_thread();
   if (window) {
@@ -620,29 +645,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     group_by_thread();
   }
 
-  // 2. Nesting: the ranges enclosing one are those before it in sort order that end at or after its end. Its depth
-  // is their number (a Fenwick tree over the ends seen so far), its parent the innermost, the last of them (a
-  // descent of the max-end tree): O(log n) each, however deep the nesting (leaked ranges nest without bound).
-  for (auto& [tid, t] : by_thread) {
-    std::vector<int64_t> ends;
-    ends.reserve(t.order.size());
-    for (uint32_t i : t.order) ends.push_back(all[i].end);
-    std::sort(ends.begin(), ends.end());
-    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-    std::vector<int32_t> fenwick(ends.size() + 1, 0);  // count of seen ends by rank
-    auto rank = [&](int64_t e) { return static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), e) - ends.begin()); };
-    for (size_t pos = 0; pos < t.order.size(); ++pos) {
-      ProjectedRange& r = all[t.order[pos]];
-      size_t below = 0;  // seen ranges ending before r
-      for (size_t i = rank(r.end); i > 0; i -= i & (~i + 1)) below += static_cast<size_t>(fenwick[i]);
-      r.depth = static_cast<int>(pos - below);
-      long parent = t.last_ending_after(pos, r.end);
-      if (parent >= 0) r.parent_rowid = all[t.order[static_cast<size_t>(parent)]].nvtx_rowid;
-      for (size_t i = rank(r.end) + 1; i <= ends.size(); i += i & (~i + 1)) ++fenwick[i];
-    }
-  }
-
-  // 3. The calls that lie in a range of their thread, joined in memory to the GPU operations of their keys.
+  // 2. The calls that lie in a range of their thread, joined in memory to the GPU operations of their keys.
   MappedArray<Call> calls;
   Progress joining(progress, "NVTX projection: CUDA calls joined to their GPU work", "calls",
                    progress ? catalog.row_count(db, schema.qualified("CUPTI_ACTIVITY_KIND_RUNTIME")) : 0);
@@ -716,14 +719,15 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     g.device_count = static_cast<uint32_t>(work.group_devices.size() - g.first_device);
   }
 
-  // 4. Each thread's ranges against the calls they hold; the threads are independent (one job each).
+  // 3. Each thread's ranges (their nesting, then their totals) against the calls they hold; the threads are
+  // independent (one job each).
   std::vector<ThreadJob> jobs;
   {
     std::unordered_map<int64_t, size_t> job_of;
     for (auto& [tid, t] : by_thread) {
       job_of[tid] = jobs.size();
       jobs.emplace_back();
-      jobs.back().order = &t.order;
+      jobs.back().ranges = &t;
     }
     // The calls with work, grouped by thread in place: each job gets its slice.
     size_t with_work = 0;
@@ -771,7 +775,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   work = JoinedWork{};
   by_thread.clear();
 
-  // 5. The ranges that own work, in time order.
+  // 4. The ranges that own work, in time order.
   size_t kept = 0;  // compacted in place: no second copy of the ranges at the peak
   size_t next_extent = 0;
   for (size_t i = 0; i < all.size(); ++i) {
