@@ -517,10 +517,17 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   auto read_call = [](const Statement& s) {
     return Call{Key{s.int64(0), s.int64(1)}, s.int64(2), s.int64(3), s.int64(4), 0};
   };
-  // SQL that only narrows a window's scans (the C++ decides exactly): a value that is not an integer, which the C++
-  // reads converted, always passes.
-  auto between = [](const std::string& column) {
-    return " AND (typeof(" + column + ") != 'integer' OR " + column + " BETWEEN ?1 AND ?2)";
+  // SQL that only narrows a window's scans to the rows whose `column`, read as the C++ reads it
+  // (sqlite3_column_int64: reals truncated, text parsed), may lie in [lo, hi]; the C++ then decides exactly. `+`
+  // drops the column's affinity, so that reals compare as numbers (hence the margin of 1 for the truncation) and
+  // text and blobs compare above every number (so they pass); plain comparisons, cheaper than typeof() on millions
+  // of rows.
+  auto within = [](const std::string& column, int64_t lo, int64_t hi) {
+    std::string sql;
+    if (lo != INT64_MIN) sql += " AND +" + column + " > " + std::to_string(lo - 1);
+    if (hi != INT64_MAX)
+      sql += " AND (+" + column + " < " + std::to_string(hi + 1) + " OR +" + column + " > 9223372036854775807)";
+    return sql;
   };
 
   // For a window: the keys of the operations starting in it, and their calls. Only the ranges holding one of those
@@ -530,9 +537,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> window_calls;  // by thread: (start, end)
   int64_t latest_window_call = INT64_MIN, earliest_window_end = INT64_MAX;
   if (window) {
-    Statement s(db, op_sql(between("start")));
-    s.bind(1, window->first_gpu_start);
-    s.bind(2, window->last_gpu_start);
+    Statement s(db, op_sql(within("start", window->first_gpu_start, window->last_gpu_start)));
     while (s.step()) {
       int64_t start = s.int64(2);
       if (start >= window->first_gpu_start && start <= window->last_gpu_start)
@@ -544,9 +549,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     // Their calls: correlation ids grow with time, so the window's few bound the scan.
     auto [lowest, highest] = std::minmax_element(window_keys.begin(), window_keys.end(),
                                                  [](const Key& x, const Key& y) { return x.corr < y.corr; });
-    Statement c(db, calls_sql + between("correlationId"));
-    c.bind(1, lowest->corr);
-    c.bind(2, highest->corr);
+    Statement c(db, calls_sql + within("correlationId", lowest->corr, highest->corr));
     while (c.step()) {
       Call call = read_call(c);
       if (!std::binary_search(window_keys.begin(), window_keys.end(), call.key)) continue;
@@ -576,17 +579,17 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     int rowid = b.expression("rowid"), start = b.column("start"), end = b.column("end"), tid = b.column("globalTid"),
         end_tid = b.column("endGlobalTid"), type = b.column("eventType"), domain = b.column("domainId");
     // A window's: only ranges that start by its latest call and end at or after its earliest call's end.
-    Statement s(db, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
-                        " WHERE eventType IN (" + nvtx_types_sql(kNvtxRanges) +
-                        ") AND start IS NOT NULL AND globalTid IS NOT NULL" +
-                        (window ? " AND (typeof(start) != 'integer' OR start <= ?1) AND (\"end\" IS NULL OR "
-                                  "typeof(\"end\") != 'integer' OR typeof(start) != 'integer' OR \"end\" >= ?2 OR "
-                                  "start >= ?2)"
-                                : ""));
+    std::string narrowed;
     if (window) {
-      s.bind(1, latest_window_call);
-      s.bind(2, earliest_window_end);
+      narrowed = within("start", INT64_MIN, latest_window_call);
+      if (earliest_window_end != INT64_MIN) {
+        const std::string bound = std::to_string(earliest_window_end - 1);
+        narrowed += " AND (\"end\" IS NULL OR +\"end\" > " + bound + " OR +start > " + bound + ")";
+      }
     }
+    Statement s(db, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
+                        " WHERE start IS NOT NULL" + narrowed + " AND eventType IN (" + nvtx_types_sql(kNvtxRanges) +
+                        ") AND globalTid IS NOT NULL");
     while (s.step()) {
       reading.update(++read);
       ProjectedRange r;
@@ -654,13 +657,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     // A window's: only calls inside the span of its ranges.
     int64_t first = INT64_MAX, last = INT64_MIN;
     for (const ProjectedRange& r : all) first = std::min(first, r.start), last = std::max(last, r.end);
-    Statement c(db, calls_sql + (window ? " AND (typeof(start) != 'integer' OR start >= ?1) AND "
-                                          "(typeof(\"end\") != 'integer' OR \"end\" <= ?2)"
-                                        : ""));
-    if (window) {
-      c.bind(1, first);
-      c.bind(2, last);
-    }
+    Statement c(db, calls_sql + (window ? within("start", first, INT64_MAX) + within("\"end\"", INT64_MIN, last) : ""));
     while (c.step()) {
       Call call = read_call(c);
       auto t = by_thread.find(call.global_tid);
@@ -677,11 +674,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   if (!keys.empty()) {
     auto [lowest, highest] =
         std::minmax_element(keys.begin(), keys.end(), [](const Key& x, const Key& y) { return x.corr < y.corr; });
-    Statement s(db, op_sql(window ? between("correlationId") : ""));
-    if (window) {
-      s.bind(1, lowest->corr);
-      s.bind(2, highest->corr);
-    }
+    Statement s(db, op_sql(window ? within("correlationId", lowest->corr, highest->corr) : ""));
     while (s.step()) {
       Key key{s.int64(0), s.int64(1)};
       auto it = std::lower_bound(keys.begin(), keys.end(), key);

@@ -61,6 +61,13 @@ constexpr int64_t kProcessA = (int64_t{1} << 48) + (int64_t{100} << 24), kProces
 void generate(testdb::Db& db, std::mt19937_64& rng, int ranges, int calls) {
   auto uniform = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
+  // A time as SQL: now and then a real (read truncated) or a text that is not a number (read parsed), which SQL
+  // compares differently from the integer the projection reads; a window must not lose those rows.
+  auto time = [&](int64_t t) {
+    if (chance(0.02)) return fmt::format("{}.{}", t, uniform(1, 9));
+    if (chance(0.01)) return fmt::format("'{}x'", t);
+    return std::to_string(t);
+  };
   const int64_t threads[] = {kProcessA + 100, kProcessA + 101, kProcessB + 200, kProcessA + 102};  // 102: no ranges
   const int64_t span = chance(0.5) ? 2000 : 20000;
   const int64_t base = chance(0.2) ? -span / 2 : 0;  // times before 0 too
@@ -78,8 +85,9 @@ void generate(testdb::Db& db, std::mt19937_64& rng, int ranges, int calls) {
     std::string end = chance(0.1) ? "NULL" : std::to_string(start + (chance(0.7) ? uniform(0, span / 10) : uniform(0, span)));
     if (chance(0.1) && i > 0) start = base + uniform(0, 3) * span / 4;  // equal starts
     std::string end_tid = start_end ? (chance(0.15) ? std::to_string(threads[uniform(0, 2)]) : std::to_string(tid)) : "NULL";
-    sql += fmt::format("INSERT INTO NVTX_EVENTS VALUES ({}, {}, {}, NULL, NULL, NULL, 'r{}', {}, {}, NULL, {});", start,
-                       end, start_end ? 60 : 59, i, tid, end_tid, chance(0.2) ? 3 : 0);
+    if (end != "NULL") end = time(std::stoll(end));
+    sql += fmt::format("INSERT INTO NVTX_EVENTS VALUES ({}, {}, {}, NULL, NULL, NULL, 'r{}', {}, {}, NULL, {});",
+                       time(start), end, start_end ? 60 : 59, i, tid, end_tid, chance(0.2) ? 3 : 0);
   }
   struct Launch {
     int64_t tid, corr, start, end;
@@ -102,8 +110,8 @@ void generate(testdb::Db& db, std::mt19937_64& rng, int ranges, int calls) {
     if (chance(0.05)) launches.push_back({tid, corr + 100000, start + 1, std::max(start + 1, end - 1)});  // nested
   }
   for (const Launch& l : launches)
-    sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, 3, 0);", l.start, l.end,
-                       l.tid, l.corr);
+    sql += fmt::format("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES ({}, {}, 0, {}, {}, 3, 0);", time(l.start),
+                       time(l.end), l.tid, l.corr);
   std::set<std::pair<int64_t, int64_t>> done;
   for (const Launch& l : launches) {
     int64_t pid = l.tid >= kProcessB ? kProcessB : kProcessA;
@@ -116,11 +124,11 @@ void generate(testdb::Db& db, std::mt19937_64& rng, int ranges, int calls) {
       const char* names[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
                              "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"};
       if (table == 3)
-        sql += fmt::format("INSERT INTO {} VALUES ({}, {}, {}, 1, NULL, 7, {}, {}, 1, 1);", names[table], start, end,
-                           device, l.corr, pid);
+        sql += fmt::format("INSERT INTO {} VALUES ({}, {}, {}, 1, NULL, 7, {}, {}, 1, 1);", names[table], time(start),
+                           time(end), device, l.corr, pid);
       else
-        sql += fmt::format("INSERT INTO {} VALUES ({}, {}, {}, 1, {}, {}, {}, 4, 4);", names[table], start, end, device,
-                           uniform(7, 9), l.corr, pid);
+        sql += fmt::format("INSERT INTO {} VALUES ({}, {}, {}, 1, {}, {}, {}, 4, 4);", names[table], time(start),
+                           time(end), device, uniform(7, 9), l.corr, pid);
     }
   }
   // Operations no call launched.
