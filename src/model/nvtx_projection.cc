@@ -264,6 +264,7 @@ struct ThreadJob {
   Call* calls = nullptr;
   size_t call_count = 0;
   std::vector<std::pair<uint32_t, DeviceExtent>> devices;  // out: (range index, extent)
+  std::optional<int64_t> single_device;  // out: every key of the thread ran there alone (then devices is empty)
   std::vector<uint32_t> op_time_overflows, busy_overflows;  // out: range indices
 };
 
@@ -282,11 +283,14 @@ void add_up_totals(ThreadJob& job, MappedArray<ProjectedRange>& all, const Joine
   const std::vector<uint32_t>& order = job.ranges->order;
   Fenwick<T> tree(ends.size());
   size_t next = 0;
+  int64_t earliest_end = INT64_MAX;  // of the points in the tree: a range ending before it holds no call
+  bool any = false;
   for (size_t p = order.size(); p-- > 0;) {
     const uint32_t index = order[p];
     ProjectedRange& r = all[index];
     for (; next < points.size() && points[next].s >= r.start; ++next) {
       const StaircasePoint& pt = points[next];
+      if (pt.weight > 0) earliest_end = std::min(earliest_end, pt.e), any = true;
       const Group& g = work.groups[pt.group];
       const Count w = static_cast<Count>(pt.weight);
       T t;
@@ -296,6 +300,7 @@ void add_up_totals(ThreadJob& job, MappedArray<ProjectedRange>& all, const Joine
       if (pt.weight > 0) t.gpu_start = g.gpu_start, t.gpu_end = g.gpu_end;  // a corner adds nothing new
       tree.add(static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), pt.e) - ends.begin()), t);
     }
+    if (!any || earliest_end > r.end) continue;
     T t = tree.prefix(static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), r.end) - ends.begin()));
     if (t.ops <= 0) continue;
     r.gpu_ops = static_cast<uint32_t>(t.ops);
@@ -381,11 +386,7 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
   std::sort(devices.begin(), devices.end());
   devices.erase(std::unique(devices.begin(), devices.end()), devices.end());
   if (one_device && devices.size() == 1) {
-    for (uint32_t index : order)
-      if (all[index].gpu_ops > 0) {
-        const ProjectedRange& r = all[index];
-        job.devices.push_back({index, DeviceExtent{devices[0], r.gpu_start, r.gpu_end, r.gpu_ops}});
-      }
+    job.single_device = devices[0];  // every range's extent there is its whole extent: nothing to store
   } else {
     for (int64_t device : devices) {
       Fenwick<DeviceTotals> tree(ends.size());
@@ -419,14 +420,18 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   std::sort(calls, calls + call_count, [](const Call& x, const Call& y) { return x.end < y.end; });
-  std::vector<uint32_t> by_end;
+  // (end, start, index) of the ranges with work, sorted here: the ranges themselves are far apart in memory.
+  struct ByEnd {
+    int64_t end, start;
+    uint32_t index;
+  };
+  std::vector<ByEnd> by_end;
   for (uint32_t index : order)
-    if (all[index].gpu_ops > 0) by_end.push_back(index);
-  std::sort(by_end.begin(), by_end.end(), [&](uint32_t x, uint32_t y) { return all[x].end < all[y].end; });
+    if (all[index].gpu_ops > 0) by_end.push_back({all[index].end, all[index].start, index});
+  std::sort(by_end.begin(), by_end.end(), [](const ByEnd& x, const ByEnd& y) { return x.end < y.end; });
   LabelledUnion painted(starts.size());
   size_t next = 0;
-  for (uint32_t index : by_end) {
-    ProjectedRange& r = all[index];
+  for (const ByEnd& r : by_end) {
     for (; next < call_count && calls[next].end <= r.end; ++next) {
       const Call& c = calls[next];
       const Group& g = work.groups[c.group];
@@ -437,9 +442,9 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
     uint64_t busy = painted.length_from(
         static_cast<size_t>(std::lower_bound(starts.begin(), starts.end(), r.start) - starts.begin()));
     if (busy > static_cast<uint64_t>(INT64_MAX))
-      job.busy_overflows.push_back(index);
+      job.busy_overflows.push_back(r.index);
     else
-      r.gpu_busy_time = static_cast<int64_t>(busy);
+      all[r.index].gpu_busy_time = static_cast<int64_t>(busy);
   }
 }
 
@@ -715,8 +720,8 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   // 3. Each thread's ranges (their nesting, then their totals) against the calls they hold; the threads are
   // independent (one job each).
   std::vector<ThreadJob> jobs;
+  std::unordered_map<int64_t, size_t> job_of;  // thread -> its job
   {
-    std::unordered_map<int64_t, size_t> job_of;
     for (auto& [tid, t] : by_thread) {
       job_of[tid] = jobs.size();
       jobs.emplace_back();
@@ -757,6 +762,9 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
                    r.gpu_end);
     }
   }
+  std::unordered_map<int64_t, int64_t> single_device;  // thread -> its one device
+  for (const auto& [tid, index] : job_of)
+    if (jobs[index].single_device) single_device.emplace(tid, *jobs[index].single_device);
   std::vector<std::pair<uint32_t, DeviceExtent>> extents;
   for (ThreadJob& job : jobs) {
     extents.insert(extents.end(), job.devices.begin(), job.devices.end());
@@ -769,6 +777,9 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   by_thread.clear();
 
   // 4. The ranges that own work, in time order.
+  size_t pool_size = extents.size();
+  for (const ProjectedRange& r : all) pool_size += r.gpu_ops > 0 && single_device.count(r.global_tid);
+  result->device_pool_.reserve(pool_size);
   size_t kept = 0;  // compacted in place: no second copy of the ranges at the peak
   size_t next_extent = 0;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -778,6 +789,9 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     if (r.gpu_ops == 0) continue;
     checked_span(r, "GPU span", r.gpu_start, r.gpu_end);  // so that gpu_span() never overflows
     r.first_device = static_cast<uint32_t>(result->device_pool_.size());
+    auto single = single_device.find(r.global_tid);
+    if (single != single_device.end())
+      result->device_pool_.push_back(DeviceExtent{single->second, r.gpu_start, r.gpu_end, r.gpu_ops});
     for (size_t e = first_extent; e < next_extent; ++e) {
       const DeviceExtent& d = extents[e].second;
       checked_span(r, "GPU span on one device", d.gpu_start, d.gpu_end);
