@@ -214,6 +214,16 @@ class LabelledUnion {
   }
   // Length labelled with a key >= from_key.
   uint64_t length_from(size_t from_key) const { return total_ - lengths_.prefix(from_key).ns; }
+  // Drops the earliest parts while their key is below `key`, when no query will ask below it any more: a part that
+  // was never asked for again counts for nothing, and painting over its time later labels it as if it were bare,
+  // which gives the same answers at or above `key`. Keeps the union small (work from long ago is forgotten).
+  void forget_below(uint32_t key) {
+    while (!parts_.empty() && parts_.begin()->second.key < key) {
+      auto first = parts_.begin();
+      credit(first->second.key, first->first, first->second.end, -1);
+      parts_.erase(first);
+    }
+  }
 
  private:
   void credit(uint32_t key, int64_t from, int64_t to, int sign) {
@@ -429,9 +439,16 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
   for (uint32_t index : order)
     if (all[index].gpu_ops > 0) by_end.push_back({all[index].end, all[index].start, index});
   std::sort(by_end.begin(), by_end.end(), [](const ByEnd& x, const ByEnd& y) { return x.end < y.end; });
+  // The lowest start rank any later range asks for: parts labelled below it can be forgotten.
+  std::vector<uint32_t> lowest_ahead(by_end.size() + 1, UINT32_MAX);
+  for (size_t i = by_end.size(); i-- > 0;)
+    lowest_ahead[i] = std::min(lowest_ahead[i + 1], static_cast<uint32_t>(std::lower_bound(starts.begin(), starts.end(),
+                                                                                         by_end[i].start) - starts.begin()));
   LabelledUnion painted(starts.size());
   size_t next = 0;
-  for (const ByEnd& r : by_end) {
+  for (size_t i = 0; i < by_end.size(); ++i) {
+    const ByEnd& r = by_end[i];
+    painted.forget_below(lowest_ahead[i]);
     for (; next < call_count && calls[next].end <= r.end; ++next) {
       const Call& c = calls[next];
       const Group& g = work.groups[c.group];
