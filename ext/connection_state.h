@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,8 +60,11 @@ class ConnectionState {
   // were attached. Every scan numbers reports by their place here (pids, rowids, labels, clock), so a report's rows
   // are the same whichever reports a query reads. A database that is not an export holds no events.
   std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> reports();
-  // The NVTX GPU projection of database `schema`, computed on first use and kept with its catalog.
-  std::shared_ptr<const NvtxProjection> projection(const std::string& schema);
+  // The NVTX GPU projection of database `schema`, computed on first use (with `threads`) and kept with its catalog.
+  // With a window (a trace_events ts window): the whole projection when it is already known, else one of the
+  // ranges that can have rows in the window only (the last one asked for is kept).
+  std::shared_ptr<const NvtxProjection> projection(const std::string& schema,
+                                                   const std::optional<ProjectionWindow>& window = std::nullopt);
   // The files of the connection's databases (main, temp, ATTACHed; "" for in-memory ones): what a trace file
   // must never replace.
   std::vector<std::string> database_files() const;
@@ -84,6 +88,7 @@ class ConnectionState {
     std::string version;
     std::shared_ptr<const ProfileCatalog> catalog;
     std::shared_ptr<const NvtxProjection> projection;
+    std::shared_ptr<const NvtxProjection> windowed;  // the last window's, while the whole one is not known
   };
   sqlite3* db_;
   uint64_t next_cursor_id_ = 0, clock_ = 0;

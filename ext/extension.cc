@@ -82,6 +82,7 @@ std::shared_ptr<const ProfileCatalog> ConnectionState::catalog(const std::string
   if (!slot.catalog || slot.version != version) {
     slot.catalog = ProfileCatalog::load(db_, schema);
     slot.projection.reset();
+    slot.windowed.reset();
     slot.version = version;
   }
   return slot.catalog;
@@ -94,10 +95,18 @@ std::vector<std::string> ConnectionState::database_files() const {
   return out;
 }
 
-std::shared_ptr<const NvtxProjection> ConnectionState::projection(const std::string& schema) {
+std::shared_ptr<const NvtxProjection> ConnectionState::projection(const std::string& schema,
+                                                                   const std::optional<ProjectionWindow>& window) {
   auto current = catalog(schema);
   auto& slot = catalogs_[schema];
-  if (!slot.projection) slot.projection = NvtxProjection::compute(db_, *current, progress);
+  if (slot.projection) return slot.projection;
+  if (window) {
+    if (!slot.windowed || !(slot.windowed->window() == window))
+      slot.windowed = NvtxProjection::compute(db_, *current, progress, threads, window);
+    return slot.windowed;
+  }
+  slot.projection = NvtxProjection::compute(db_, *current, progress, threads);
+  slot.windowed.reset();
   return slot.projection;
 }
 

@@ -10,13 +10,21 @@
 //  - time that does not fit in int64 nanoseconds (a span, a sum: only corrupt timestamps get there) is an Error
 //    naming the range, never a wrapped or clipped value.
 //  - beside NVIDIA's span, the sum of the operations' durations and the union of their intervals (the time the GPU
-//    was busy with them), computed from the (range, operation) pairs sorted once.
+//    was busy with them).
 //
-// How: the ranges are held in memory, per thread, sorted by start with a max-end segment tree (so "every range
-// containing [s, e]" costs O(log n + answers)). API calls and GPU operations are streamed sorted by
-// (correlationId, process) — SQLite sorts, spilling to disk — and merge-joined. Time O((ranges + calls + ops)
-// log n); memory in proportion to the ranges.
+// How: the ranges are held in memory, per thread, sorted by start with a max-end segment tree (whether a call lies in
+// any range, and each range's depth and parent, in O(log n)). The CUDA API calls that lie in a range are joined in
+// memory to the GPU operations of their (correlationId, process). Then, per thread, sweeps add up each range's
+// totals without ever listing (range, operation) pairs (an unclosed range holds every later launch of its thread:
+// n such ranges would make n^2 pairs): Fenwick trees over the calls' ends for the counts, sums, first start and last
+// end, and a union of the GPU intervals labelled with the latest call start painted over them for the busy time.
+// Time O((ranges + calls + ops) log n), memory linear in them. The threads are independent and can run at once.
+//
+// For a window of GPU start times (a `ts` window of trace_events), only the ranges that can have a row in it are
+// projected: those holding a call whose GPU work starts in the window, each with the same totals as in the
+// projection of the whole report.
 #pragma once
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -56,16 +64,30 @@ struct ProjectedRange {
   int64_t gpu_span() const { return gpu_end - gpu_start; }  // NVIDIA's projected duration
 };
 
+// GPU start times, on the report's own clock, both ends inclusive.
+struct ProjectionWindow {
+  int64_t first_gpu_start = INT64_MIN, last_gpu_start = INT64_MAX;
+  bool operator==(const ProjectionWindow& o) const {
+    return first_gpu_start == o.first_gpu_start && last_gpu_start == o.last_gpu_start;
+  }
+};
+
 class NvtxProjection {
  public:
-  // progress: report each phase's progress on stderr (see Progress).
+  // progress: report each phase's progress on stderr (see Progress). threads: how many threads may add up the
+  // ranges' totals (the result is the same). window: project only the ranges with work starting in it on a GPU
+  // (their own rows and values are those of the whole projection; other ranges may be left out).
   static std::shared_ptr<const NvtxProjection> compute(sqlite3* db, const ProfileCatalog& catalog,
-                                                       bool progress = false);
+                                                       bool progress = false, int threads = 1,
+                                                       const std::optional<ProjectionWindow>& window = std::nullopt);
   // Ranges with at least one GPU operation, in (start, end descending, rowid) order.
   const MappedArray<ProjectedRange>& ranges() const { return ranges_; }
   const DeviceExtent* devices(const ProjectedRange& r) const { return device_pool_.data() + r.first_device; }
+  // The window it was computed for (none: the whole report).
+  const std::optional<ProjectionWindow>& window() const { return window_; }
 
  private:
+  std::optional<ProjectionWindow> window_;
   MappedArray<ProjectedRange> ranges_;
   std::vector<DeviceExtent> device_pool_;
 };

@@ -83,7 +83,14 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
       report_of_source.push_back(r.context.index);
     }
     if (filter.wants(Kind::nvtx_kernel) && projection) {
-      sources_.push_back(make_projection_source(db_, *r.catalog, projection(r.context.schema), filter, r.context));
+      // A row's ts is its first GPU start plus the report's clock offset (saturated): the GPU starts that can land
+      // in [ts_min, ts_max] lie in the same bounds minus the offset (saturated: a superset at the ends).
+      std::optional<ProjectionWindow> window;
+      if (filter.ts_min || filter.ts_max)
+        window = ProjectionWindow{filter.ts_min ? saturating_add(*filter.ts_min, -r.context.clock_offset) : INT64_MIN,
+                                  filter.ts_max ? saturating_add(*filter.ts_max, -r.context.clock_offset) : INT64_MAX};
+      sources_.push_back(
+          make_projection_source(db_, *r.catalog, projection(r.context.schema, window), filter, r.context));
       report_of_source.push_back(-1);
     }
   }

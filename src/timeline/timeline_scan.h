@@ -24,8 +24,10 @@ class TimelineScan {
     bool read = true;
   };
   // projection: gives a schema's NVTX GPU projection (computed on first use, cached by the caller) for
-  // 'nvtx_kernel' rows.
-  using ProjectionProvider = std::function<std::shared_ptr<const NvtxProjection>(const std::string& schema)>;
+  // 'nvtx_kernel' rows; with a window (the scan's ts bounds on that report's clock), one that holds at least every
+  // range with a row in it.
+  using ProjectionProvider = std::function<std::shared_ptr<const NvtxProjection>(
+      const std::string& schema, const std::optional<ProjectionWindow>& window)>;
   // Reads the reports named in filter.schemas (all of them when it is empty).
   // threads (nsystrace_option 'threads'): above 1, the largest tables of a scan that reads whole tables are read on
   // threads of their own (src/readers/prefetched_source.h), at most `threads` of them; the rows are the same.
