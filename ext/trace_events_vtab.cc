@@ -181,7 +181,9 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;
       cursor->scan = std::make_unique<TimelineScan>(
           state->db(), std::move(reports), filter,
-          [state](const std::string& schema, const std::optional<ProjectionWindow>& window) { return state->projection(schema, window); });
+          [state](const std::string& schema, const std::optional<ProjectionWindow>& window) {
+            return state->projection(schema, window);
+          });
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));
     }
