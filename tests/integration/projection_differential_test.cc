@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <dirent.h>
+
 #include <random>
 #include <set>
 
@@ -351,5 +353,42 @@ TEST(ProjectionThreads, OneAndSeveralThreadsGiveTheSameTraceAndTable) {
       EXPECT_EQ(tables[i], tables[0]) << file;
     }
   }
+}
+}  // namespace
+
+namespace {
+size_t threads_of_this_process() {
+  size_t n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
+// A projection that fails (time beyond int64, found after the threads ran) or is interrupted (SQLite stops it while
+// it reads) leaves no thread behind, and the connection works afterwards.
+TEST(ProjectionThreads, AnErrorOrAnInterruptLeavesNoThread) {
+  const size_t before = threads_of_this_process();
+  {
+    testdb::Db db;
+    db.exec_file(testdb::source_dir() + "/tests/fixtures/projection_extremes.sql");
+    db.integer("select nsystrace_option('threads', 4)");
+    db.exec("insert into NVTX_EVENTS values (-9223372036854775808, 9223372036854775807, 59, 'whole clock', "
+            "281476654432357, null, null, 0)");
+    EXPECT_NE(db.error_of("select count(*) from nvtx_kernel_ranges").find("is beyond 64-bit nanoseconds"),
+              std::string::npos);
+    EXPECT_EQ(threads_of_this_process(), before);
+  }
+  if (testdb::real_exports().empty()) GTEST_SKIP() << "../shared/fixtures/real not found: the interrupt NOT tried";
+  testdb::Db db(testdb::shared_fixtures_dir() + "/nsysai_h100_2gpu_mfu_before_slice.sqlite");
+  db.integer("select nsystrace_option('threads', 4)");
+  int steps = 0;
+  sqlite3_progress_handler(db.get(), 1000, [](void* n) { return ++*static_cast<int*>(n) > 50 ? 1 : 0; }, &steps);
+  EXPECT_NE(db.error_of("select count(*) from nvtx_kernel_ranges").find("interrupt"), std::string::npos);
+  EXPECT_EQ(threads_of_this_process(), before);
+  sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
+  EXPECT_GT(db.integer("select count(*) from nvtx_kernel_ranges"), 0);
+  EXPECT_EQ(threads_of_this_process(), before);
 }
 }  // namespace
