@@ -121,6 +121,7 @@ struct Aggregate {
   // while the scan's cursor is open, which it is for as long as the statement (and so its texts) lives.
   StatementTexts* statement_texts = nullptr;
   std::set<int64_t> gpus;  // device_id of the rows written, for nsystrace_last_trace_file()
+  int64_t last_gpu = 0;    // the device of the last GPU row
 };
 
 struct Slot {
@@ -190,7 +191,11 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
   agg.generation = cursor->generation;
   agg.last_row = scan.row_number();
 
-  if (scan.row().on_gpu) agg.gpus.insert(scan.row().device_id);
+  // Rows come in runs on a GPU: the set is looked up only when the device changes.
+  if (scan.row().on_gpu && (agg.gpus.empty() || scan.row().device_id != agg.last_gpu)) {
+    agg.gpus.insert(scan.row().device_id);
+    agg.last_gpu = scan.row().device_id;
+  }
   agg.writer->add(scan.row(), scan);
   if (agg.file) agg.report_progress(false);
 }
