@@ -77,6 +77,9 @@ struct GzipChunk {
 
 namespace {
 constexpr size_t kDeflateWindow = 32768;
+// Past a few dozen workers deflate outruns any conversion; the cap also bounds the backlog's memory (2 chunks a
+// worker) when nsystrace_option('threads') is set high.
+constexpr int kMaxGzipWorkers = 31;
 
 struct DeflateEnd {
   z_stream* z;
@@ -130,9 +133,13 @@ class GzipStream {
   using Sink = std::function<void(const char*, size_t)>;
   // failure: the start of the message of a chunk that could not be deflated (it names the file).
   GzipStream(GzipSettings settings, int threads, Sink sink, std::string failure)
-      : settings_(settings), workers_(std::max(threads, 1) - 1), sink_(std::move(sink)), failure_(std::move(failure)) {
+      : settings_(settings),
+        workers_(std::clamp(threads - 1, 0, kMaxGzipWorkers)),
+        sink_(std::move(sink)),
+        failure_(std::move(failure)) {
     if (settings_.chunk_bytes == 0) settings_.chunk_bytes = 1;
-    // A bounded backlog: a few chunks per worker in flight, so memory stays a few MB whatever the trace's size.
+    // A bounded backlog: two chunks per worker in flight (one being deflated, one queued) and the one being
+    // collected, so memory stays a few MB whatever the trace's size.
     max_in_flight_ = static_cast<size_t>(2 * workers_ + 2);
     filling_ = take_chunk();
   }
@@ -141,25 +148,35 @@ class GzipStream {
 
   void write(const char* data, size_t size) {
     check_usable();
-    while (size > 0) {
-      size_t n = std::min(size, settings_.chunk_bytes - filling_->input.size());
-      filling_->input.append(data, n);
-      data += n;
-      size -= n;
-      total_ += n;
-      if (filling_->input.size() == settings_.chunk_bytes) submit(false);
+    try {
+      while (size > 0) {
+        size_t n = std::min(size, settings_.chunk_bytes - filling_->input.size());
+        filling_->input.append(data, n);
+        data += n;
+        size -= n;
+        total_ += n;
+        if (filling_->input.size() == settings_.chunk_bytes) submit(false);
+      }
+    } catch (...) {
+      failed_ = true;
+      throw;
     }
   }
 
   // The rest of the text as the last chunk, every chunk written, then the trailer.
   void finish() {
     check_usable();
-    submit(true);
-    collect(true);
-    std::string trailer;
-    put_le32(trailer, crc_);
-    put_le32(trailer, static_cast<uint32_t>(total_));  // ISIZE: the length modulo 2^32, as gzip defines it
-    guarded_sink(trailer.data(), trailer.size());
+    try {
+      submit(true);
+      collect(true);
+      std::string trailer;
+      put_le32(trailer, crc_);
+      put_le32(trailer, static_cast<uint32_t>(total_));  // ISIZE: the length modulo 2^32, as gzip defines it
+      sink_(trailer.data(), trailer.size());
+    } catch (...) {
+      failed_ = true;
+      throw;
+    }
     pool_.reset();
   }
 
@@ -245,7 +262,6 @@ class GzipStream {
       std::unique_ptr<GzipChunk> c = std::move(in_flight_.front());
       in_flight_.pop_front();
       if (c->error) {
-        failed_ = true;
         try {
           std::rethrow_exception(c->error);
         } catch (const std::bad_alloc&) {
@@ -259,25 +275,17 @@ class GzipStream {
         // OS = Unix.
         const char header[10] = {'\x1f', '\x8b', 8, 0, 0, 0, 0, 0,
                                  static_cast<char>(settings_.level == 9 ? 2 : settings_.level == 1 ? 4 : 0), 3};
-        guarded_sink(header, sizeof header);
+        sink_(header, sizeof header);
         header_written_ = true;
       }
-      guarded_sink(c->output.data(), c->output.size());
+      sink_(c->output.data(), c->output.size());
       crc_ = static_cast<uint32_t>(crc32_combine(crc_, c->crc, static_cast<z_off_t>(c->input.size())));
       spare_.push_back(std::move(c));
     }
   }
 
-  void guarded_sink(const char* data, size_t size) {
-    try {
-      sink_(data, size);
-    } catch (...) {
-      failed_ = true;
-      throw;
-    }
-  }
-
-  // After a failure the stream has lost a chunk: it is never continued into a file that looks whole.
+  // After a failure (a write, a chunk, memory) the stream may have lost a chunk: it is never continued into a file
+  // that looks whole.
   void check_usable() const {
     if (failed_) throw Error(failure_ + "an earlier chunk or write failed");
   }

@@ -5,9 +5,9 @@
 // Gzip is compressed as pigz does it, so that it can run beside the conversion: the text is cut into chunks of a
 // fixed size, each deflated on its own (primed with the 32 KB before it, so matches still reach back across the
 // cut) and ended byte-aligned by a sync flush, the last by the final block; the chunks are concatenated in order
-// into one gzip member whose CRC is combined from theirs. With N threads, N - 1 workers deflate while the caller
-// converts (and helps when they fall behind); with 1, the caller deflates each chunk as it fills. The cut does not
-// depend on the threads, so neither do the bytes.
+// into one gzip member whose CRC is combined from theirs. With N threads, N - 1 workers (31 at most) deflate while
+// the caller converts (and helps when they fall behind); with 1, the caller deflates each chunk as it fills. The
+// cut does not depend on the threads, so neither do the bytes.
 //
 // The temporary file is new and ours alone: "<path>.<pid>.<16 random hex digits>.partial", created with
 // O_CREAT|O_EXCL|O_NOFOLLOW, so a file or a symbolic link planted at that name is never opened, followed or
