@@ -300,6 +300,15 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
       ++rep.queries;
       if (run("trace_events") != run("temp.every_row")) rep.failures.push_back("the launch join differs");
     }
+    // The other way round: each call's GPU work, an inner scan of three tables restarted at every call (with
+    // correlation ids that have no GPU work, and several operations for one id).
+    q = "select a.rowid, k.rowid, k.kind, k.name, k.ts - a.ts from %s a join %s k on k.correlation_id = "
+        "a.correlation_id and k.global_pid = a.global_pid and k.kind in ('kernel', 'memcpy', 'memset') "
+        "where a.kind = 'cuda_api' and a.schema is not null and k.schema = a.schema order by 1, 2";
+    if (shape++ % stride == phase % stride) {
+      ++rep.queries;
+      if (run("trace_events") != run("temp.every_row")) rep.failures.push_back("the call -> GPU work join differs");
+    }
   }
   return rep;
 }
