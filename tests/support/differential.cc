@@ -284,6 +284,9 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
   compare("rowid in (select rowid from %S where kind = 'nvtx' and" + every + "order by ts, rowid limit 3)");
   compare("exists (select 1 from %S a where a.correlation_id = %T.correlation_id and a.global_pid = "
           "%T.global_pid and a.kind = 'cuda_api' and a.schema = %T.schema) and kind != 'cuda_api'");
+  // The inner scan restarted in place with one value, then two (one row id, then a list), and back.
+  compare("exists (select 1 from %S a where a.correlation_id in (%T.correlation_id, %T.correlation_id + %T.rowid % 2) "
+          "and a.kind = 'cuda_api' and a.schema = %T.schema) and kind != 'cuda_api'");
   // (on a sample of the outer rows: each one runs the subquery, a scan of its kind)
   compare("rowid % 61 = 0 and dur > (select avg(dur) from %S t where t.derived = %T.derived and t.kind = %T.kind)");
   // Joins: the launch join (the inner scan takes the constraints), and a join on a non-key column.
