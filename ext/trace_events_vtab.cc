@@ -154,7 +154,9 @@ void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
 int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc, sqlite3_value** argv) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
-  cursor->scan.reset();
+  // The cursor's last scan, restarted in place when the new filter allows (TimelineScan::restart: a join's inner
+  // lookups), else dropped before the new one is built (its statements go back to the cache first).
+  std::unique_ptr<TimelineScan> previous = std::move(cursor->scan);
   ++cursor->generation;
   cursor->advanced_at = vtab->state->tick();
   return guarded(base->pVtab, [&] {
@@ -180,6 +182,11 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
         // An export that is not one of the connection's reports: the temp database.
         throw Error("nsystrace: '" + name + "' is not among the connection's reports (main and ATTACHed exports)");
       }
+      if (previous && previous->restart(filter)) {
+        cursor->scan = std::move(previous);
+        return SQLITE_OK;
+      }
+      previous.reset();
       std::vector<TimelineScan::Report> reports =
           TimelineScan::align_reports(state->db(), std::move(reports_of_connection), filter.schemas);
       for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;

@@ -11,21 +11,19 @@
 -- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
 -- this file.
 with scope as (select rowid as id, * from nvtx_kernel_ranges),
--- One scan: the children are counted among the ranges read (all of them unless scope is narrowed).
+children as materialized (select parent as id, count(*) as n from nvtx_kernel_ranges where parent is not null group by parent),
 items as materialized (
-  select s.id, s.parent, coalesce(s.domain, '') || ':' || s.name as "Range",
+  select coalesce(s.domain, '') || ':' || s.name as "Range",
          case s.range_type when 'push/pop' then 'PushPop' else 'StartEnd' end as "Style",
-         s.gpu_span as value, s."end" - s.start as range_time, s.gpu_ops, s.depth
-  from scope s
-),
-children as materialized (select parent as id, count(*) as n from items where parent is not null group by parent),
-counted as (select i.*, coalesce(c.n, 0) as children from items i left join children c on c.id = i.id)
+         s.gpu_span as value, s."end" - s.start as range_time, s.gpu_ops, s.depth, coalesce(c.n, 0) as children
+  from scope s left join children c on c.id = s.id
+)
 select "Range", "Style", sum(value) as "Total Proj Time (ns)", sum(range_time) as "Total Range Time (ns)",
        count(*) as "Range Instances",
        round(avg(value), 1) as "Proj Avg (ns)", round(nsystrace_median(value), 1) as "Proj Med (ns)",
        min(value) as "Proj Min (ns)", max(value) as "Proj Max (ns)", round(nsystrace_stddev(value), 1) as "Proj StdDev (ns)",
        sum(gpu_ops) as "Total GPU Ops", round(avg(gpu_ops), 1) as "Avg GPU Ops", round(avg(depth), 1) as "Avg Range Lvl",
        round(avg(children), 1) as "Avg Num Child"
-from counted
+from items
 group by "Range", "Style"
 order by sum(value) desc, "Range", "Style";

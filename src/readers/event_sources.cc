@@ -135,6 +135,8 @@ bool EventSource::next() {
 void EventSource::prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter,
                           const Shape& shape) {
   table_ = &table;
+  if (&select_list != &select_list_) select_list_ = select_list;
+  if (&shape != &shape_) shape_ = shape;
   std::string where = shape.extra_where.empty() ? "1" : shape.extra_where;
   const std::string time = quote_identifier(shape.time);
   // Values are bound, never pasted into the SQL.
@@ -234,6 +236,38 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   stragglers_ = statement("SELECT " + select_list + from + " AND rowid IN (SELECT value FROM json_each(?))" + order);
   bind_all(stragglers_, with_list);
   straggler_rowids_ = &stored->stragglers;  // the catalog outlives every scan of it
+}
+
+bool EventSource::restartable() const {
+  if (table_ == nullptr) return false;  // never prepared (a table without a time column)
+  // The readers of the launch join's kinds, whose state between rows is their statements' (CallSource, GpuSource):
+  // a reader that carries state from row to row (the scheduling and NVTX readers) is built anew.
+  switch (kind()) {
+    case Kind::cuda_api:
+    case Kind::kernel:
+    case Kind::memcpy:
+    case Kind::memset: return true;
+    default: return false;
+  }
+}
+
+void EventSource::restart(const ScanFilter& filter) {
+  // The statements go back to the cache, where prepare() finds them again when its SQL is the same.
+  if (report_.statements != nullptr) {
+    report_.statements->give_back(std::move(stmt_));
+    report_.statements->give_back(std::move(stragglers_));
+  }
+  stmt_ = Statement();
+  stragglers_ = Statement();
+  opened_ = started_ = has_row_ = has_straggler_ = emitted_ = false;
+  main_in_stmt_ = true;
+  straggler_rowids_ = nullptr;
+  next_straggler_ = 0;
+  last_start_ = last_end_ = 0;
+  skipped_ = invalid_ends_ = 0;
+  end_was_null_ = end_invalid_ = false;
+  stored_end_ = 0;
+  prepare(*table_, select_list_, filter, shape_);
 }
 
 EventSource::~EventSource() {

@@ -78,6 +78,12 @@ class EventSource {
   bool end_was_null() const { return end_was_null_; }
   int64_t stored_end() const { return stored_end_; }
   uint64_t invalid_ends() const { return invalid_ends_; }
+  // Whether restart() can reuse this reader: it keeps nothing of a scan but its statements and scratch text.
+  bool restartable() const;
+  // Makes it the reader a fresh one opened on `filter` would be, where `filter` differs from the one it was opened
+  // with only in the values of its correlation_id / global_tid / global_pid sets (a join's inner scan, restarted at
+  // every outer row): what restarting saves is building the reader and its SQL. Only for restartable() readers.
+  void restart(const ScanFilter& filter);
 
  protected:
   using Binds = std::vector<std::variant<int64_t, std::string>>;
@@ -180,6 +186,9 @@ class EventSource {
   uint64_t skipped_ = 0, invalid_ends_ = 0;
   bool end_was_null_ = false, end_invalid_ = false;
   int64_t stored_end_ = 0;
+  // What prepare() was given, for restart().
+  std::string select_list_;
+  Shape shape_;
 };
 
 class NvtxProjection;

@@ -72,7 +72,8 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
       layout_(catalogs_of(reports_), contexts_of(reports_)),
       names_(filter.names),
       limit_(filter.limit),
-      name_matcher_(db) {
+      name_matcher_(db),
+      filter_(filter) {
   std::vector<int> report_of_source;  // -1: not a table's reader
   for (Report& r : reports_) {
     r.read = filter.schemas.empty() ||
@@ -126,6 +127,34 @@ void TimelineScan::read_on_threads(const ScanFilter& filter, const std::vector<i
     if (!reader) continue;
     sources_[i] = std::make_unique<PrefetchedSource>(std::move(reader), std::move(connection), db_, *r.catalog, context);
   }
+}
+
+bool TimelineScan::restart(const ScanFilter& filter) {
+  // Only the values of the pushed-down id sets may differ: then the same readers, on the same tables, are opened.
+  const ScanFilter& was = filter_;
+  bool same_shape = !was.impossible && !filter.impossible && was.kinds == filter.kinds &&
+                    !filter.wants(Kind::nvtx_kernel) && was.schemas == filter.schemas && !was.ts_min && !was.ts_max &&
+                    !filter.ts_min && !filter.ts_max && !was.pid && !filter.pid && was.names.empty() &&
+                    filter.names.empty() && !was.limit && !filter.limit && was.inexact == filter.inexact &&
+                    was.correlations.has_value() == filter.correlations.has_value() &&
+                    was.global_tids.has_value() == filter.global_tids.has_value() &&
+                    was.global_pids.has_value() == filter.global_pids.has_value();
+  if (!same_shape) return false;
+  for (const auto& s : sources_)
+    if (!s->restartable()) return false;
+  for (auto& s : sources_) s->restart(filter);
+  filter_ = filter;
+  layout_ = TrackLayout(catalogs_of(reports_), contexts_of(reports_));  // lanes start empty, as in a new scan
+  current_ = nullptr;
+  current_index_ = 0;
+  row_ = TraceRow();
+  args_.clear();
+  args_ready_ = false;
+  row_number_ = 0;
+  narrowed_ = filter.narrows_rows();
+  for (size_t i = 0; i < sources_.size(); ++i) live_[i] = sources_[i]->next();
+  pick();
+  return true;
 }
 
 uint64_t TimelineScan::estimated_rows() const {

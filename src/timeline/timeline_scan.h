@@ -43,6 +43,11 @@ class TimelineScan {
                                            std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> schemas,
                                            const std::vector<std::string>& read = {});
 
+  // Starts over on `filter` when it differs from this scan's only in the values of its correlation_id /
+  // global_tid / global_pid sets and every reader can restart (EventSource::restart): the rows are those a new scan
+  // on `filter` gives. False (and the scan unchanged) otherwise: then build a new one.
+  bool restart(const ScanFilter& filter);
+
   bool eof() const { return current_ == nullptr; }
   void next();
   const TraceRow& row() const { return row_; }
@@ -87,6 +92,7 @@ class TimelineScan {
   std::optional<int64_t> limit_;
   bool narrowed_ = false;  // ScanFilter::narrows_rows(): no estimate of the rows from the tables' sizes
   NameMatcher name_matcher_;
+  ScanFilter filter_;  // the filter it was opened (or last restarted) with
 };
 
 }  // namespace nsystrace

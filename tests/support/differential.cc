@@ -284,6 +284,9 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
   compare("rowid in (select rowid from %S where kind = 'nvtx' and" + every + "order by ts, rowid limit 3)");
   compare("exists (select 1 from %S a where a.correlation_id = %T.correlation_id and a.global_pid = "
           "%T.global_pid and a.kind = 'cuda_api' and a.schema = %T.schema) and kind != 'cuda_api'");
+  // The inner scan restarted in place with one value, then two (one row id, then a list), and back.
+  compare("exists (select 1 from %S a where a.correlation_id in (%T.correlation_id, %T.correlation_id + %T.rowid % 2) "
+          "and a.kind = 'cuda_api' and a.schema = %T.schema) and kind != 'cuda_api'");
   // (on a sample of the outer rows: each one runs the subquery, a scan of its kind)
   compare("rowid % 61 = 0 and dur > (select avg(dur) from %S t where t.derived = %T.derived and t.kind = %T.kind)");
   // Joins: the launch join (the inner scan takes the constraints), and a join on a non-key column.
@@ -299,6 +302,15 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
     if (shape++ % stride == phase % stride) {
       ++rep.queries;
       if (run("trace_events") != run("temp.every_row")) rep.failures.push_back("the launch join differs");
+    }
+    // The other way round: each call's GPU work, an inner scan of three tables restarted at every call (with
+    // correlation ids that have no GPU work, and several operations for one id).
+    q = "select a.rowid, k.rowid, k.kind, k.name, k.ts - a.ts from %s a join %s k on k.correlation_id = "
+        "a.correlation_id and k.global_pid = a.global_pid and k.kind in ('kernel', 'memcpy', 'memset') "
+        "where a.kind = 'cuda_api' and a.schema is not null and k.schema = a.schema order by 1, 2";
+    if (shape++ % stride == phase % stride) {
+      ++rep.queries;
+      if (run("trace_events") != run("temp.every_row")) rep.failures.push_back("the call -> GPU work join differs");
     }
   }
   return rep;
