@@ -526,7 +526,7 @@ TEST(TraceFileThreads, GzipOfAnyLength) {
     EXPECT_TRUE(one == three) << size;
     EXPECT_TRUE(gzip_t_accepts(tmp.file("b.gz"))) << size;
   }
-  // Other levels are deflate too (the level is a setting of the code, chosen in results-gzip-command.md).
+  // Other levels are deflate too (the level is a setting of the code, chosen in tests/bench/RESULTS.md).
   std::string text = mixed_text(50000, 7);
   for (int level : {2, 3, 6}) {
     size_t used = 0;
