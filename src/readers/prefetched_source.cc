@@ -49,6 +49,14 @@ std::unique_ptr<ReaderConnection> ReaderConnection::open(sqlite3* db, const std:
       return nullptr;
     }
   }
+  // It must be able to read now (another connection holding the file exclusively, a locking_mode db set, ...):
+  // otherwise the tables are read on SQLite's thread, as without threads.
+  try {
+    Statement probe(reader, "SELECT count(*) FROM " + quote_identifier(schema) + ".sqlite_schema");
+    if (!probe.step()) return nullptr;
+  } catch (const Error&) {
+    return nullptr;
+  }
   return connection;
 }
 
