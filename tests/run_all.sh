@@ -4,7 +4,7 @@
 #   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (tests that load the .so into
 #      uninstrumented programs — the sqlite3 shell, Python, Node — are left out there: ASan must come first);
 #   3. ThreadSanitizer over every threaded path: the thread_tests binary and the projection's thread tests;
-#   4. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 60).
+#   4. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 30).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -25,10 +25,10 @@ NSYSTRACE_GRID_STRIDE=8 ctest --test-dir build-asan --output-on-failure -j"$jobs
 echo "== 3/4 ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_SANITIZE=thread > /dev/null
 cmake --build build-tsan -j"$jobs" --target thread_tests projection_tests
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" NSYSTRACE_GRID_STRIDE=4 build-tsan/tests/thread_tests --gtest_brief=1
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" NSYSTRACE_GRID_STRIDE=8 build-tsan/tests/thread_tests --gtest_brief=1
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/projection_tests --gtest_brief=1 \
   --gtest_filter='ProjectionThreads.*'  # the projection on threads (its differential tests ran in the passes above)
 echo "== 4/4 fuzzing"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_FUZZ=ON > /dev/null
 cmake --build build-fuzz -j"$jobs"
-tests/fuzz/run_fuzzers.sh build-fuzz "${NSYSTRACE_FUZZ_SECONDS:-60}"
+tests/fuzz/run_fuzzers.sh build-fuzz "${NSYSTRACE_FUZZ_SECONDS:-30}"
