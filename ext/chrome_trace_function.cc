@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -83,7 +84,6 @@ struct Aggregate {
                               "SELECT {}('trace{}') FROM trace_events",
                               limit, f == TraceFormat::perfetto_protobuf ? "perfetto_trace_file" : "chrome_trace_file",
                               f == TraceFormat::perfetto_protobuf ? ".pftrace" : ".json.gz"));
-    writer = make_row_writer(f, out);
   }
   // The file form: the buffer drains to the file in 1 MB chunks. show_progress: asked for by the call's argument
   // (then the end is always reported), or by the connection's setting (nsystrace_option('progress')). threads:
@@ -94,8 +94,13 @@ struct Aggregate {
         file(std::make_unique<TraceFile>(path, std::move(database_files), file_function(f), threads)),
         writing(show_progress, "writing " + path, "events", 0) {
     out.set_drain([this](const char* p, size_t n) { file->write(p, n); }, 1 << 20);
-    writer = make_row_writer(f, out);
     if (asked) writing.always_report_end();
+  }
+  // Makes the writer, at the first row (or at the end of an empty trace): a Perfetto trace begins with its clocks,
+  // and REALTIME at its time 0 is known once the scan is (realtime_at_zero()).
+  void start_writer(std::optional<int64_t> realtime, bool wall_clock = false) {
+    realtime_at_zero = realtime;
+    writer = make_row_writer(format, out, realtime, wall_clock && realtime ? *realtime : 0);
   }
   // Called for each row (cheap: the clock is read every 1024 rows).
   void report_progress(bool last) {
@@ -111,7 +116,8 @@ struct Aggregate {
   bool failed = false;  // a row was refused: the result can only be an error
   std::unique_ptr<TraceFile> file;
   Progress writing{false, "", "", 0};  // of the file form; its total is the scan's, known at the first row
-  std::unique_ptr<RowWriter> writer;
+  std::unique_ptr<RowWriter> writer;  // made by start_writer()
+  std::optional<int64_t> realtime_at_zero;
   // The (*) form's scan.
   bool star = false, explicit_form = false;
   uint64_t cursor_id = 0, generation = 0;
@@ -154,6 +160,19 @@ constexpr const char* kRowForm =
     "chrome_trace(t.event) / perfetto_trace(t.event) / perfetto_trace_file(path, t.event), t being the trace_events "
     "scan whose rows you aggregate";
 
+// The UTC ns of the scan's time 0: a report's session start minus its shift from that time 0 (every report with a
+// session start gives the same); none when no report has one, or before 1970 (a clock snapshot is unsigned).
+std::optional<int64_t> realtime_at_zero(const TimelineScan& scan) {
+  for (const auto& r : scan.reports()) {
+    std::optional<int64_t> start = r.catalog->session_start_utc_ns();
+    int64_t zero;
+    if (!start) continue;
+    if (__builtin_sub_overflow(*start, r.context.clock_offset, &zero) || zero < 0) return std::nullopt;
+    return zero;
+  }
+  return std::nullopt;
+}
+
 // Feeds the current row of `cursor` to the aggregate: every row of one scan, each once, in the scan's order (the
 // writers lay out tracks over the scan that placed the rows).
 void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor) {
@@ -180,6 +199,7 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
   } else {
     agg.star = true;
     agg.cursor_id = cursor->id;
+    agg.start_writer(realtime_at_zero(scan), static_cast<ConnectionState*>(sqlite3_user_data(ctx))->wall_clock);
     // The rows of a scan are written on a second thread when the connection allows one (nsystrace_option
     // 'threads'): the same bytes, in about half the time (src/writers/row_pipeline.h).
     if (static_cast<ConnectionState*>(sqlite3_user_data(ctx))->threads > 1)
@@ -262,6 +282,7 @@ int64_t integer_arg(sqlite3_value* v, const char* what, bool* is_null) {
 
 void step_explicit(sqlite3_context* ctx, Aggregate& agg, int argc, sqlite3_value** argv) {
   if (agg.star) throw Error("nsystrace: chrome_trace() cannot mix the (*) and the explicit forms");
+  if (!agg.writer) agg.start_writer(std::nullopt);
   if (agg.writer->chrome() == nullptr) throw Error("nsystrace: the explicit form is chrome_trace()'s only");
   agg.explicit_form = true;
   bool null = false;
@@ -475,6 +496,13 @@ std::string other_data(sqlite3_context* ctx, const Aggregate* agg, sqlite3* db) 
     k.close();
     o.raw("event_counts", counts);
     o.integer("flows", static_cast<int64_t>(agg->writer->flows()));
+    // The wall-clock time of the trace's time 0, as a Perfetto trace's clock snapshot gives it (merging the traces
+    // of a job relies on it); said in both formats, whose metadata is the same.
+    if (agg->star) {
+      if (agg->realtime_at_zero) o.integer("realtime_ns_at_time_zero", *agg->realtime_at_zero);
+      else o.string("realtime_ns_at_time_zero", "unknown: no session start (TARGET_INFO_SESSION_START_TIME) in the "
+                    "export, so a Perfetto trace of it has no REALTIME clock and merges with others at zero offset");
+    }
     if (uint64_t n = agg->writer->clamped_to_zero()) o.integer("events_clamped_to_zero", static_cast<int64_t>(n));
     if (uint64_t n = agg->writer->clamped_to_latest()) o.integer("events_clamped_to_latest", static_cast<int64_t>(n));
   }
@@ -506,6 +534,7 @@ void x_final(sqlite3_context* ctx) {
     if (agg == nullptr) {  // no rows: an empty but valid trace
       empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx), format);
       agg = empty.get();
+      agg->start_writer(std::nullopt);
       agg->writer->finish(other_data(ctx, nullptr, sqlite3_context_db_handle(ctx)));
     } else {
       check_rows_whole(ctx, *agg);

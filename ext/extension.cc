@@ -141,13 +141,14 @@ void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** arg
 
 // nsystrace_option(name [, value]): reads (and with a value, sets) a setting of this connection; returns its value.
 // The settings: 'identifying_metadata' (0 or 1, default 0), 'progress' (0 or 1, default: 1 when stderr is a
-// terminal) and 'threads' (1 to kMaxThreads, default: the cores available).
+// terminal), 'threads' (1 to kMaxThreads, default: the cores available) and 'wall_clock' (0 or 1, default 0).
 void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
   const unsigned char* text = sqlite3_value_text(argv[0]);
   std::string name = text != nullptr ? reinterpret_cast<const char*>(text) : "";
   bool* setting = name == "identifying_metadata" ? &state->identifying_metadata
                   : name == "progress"           ? &state->progress
+                  : name == "wall_clock"         ? &state->wall_clock
                                                  : nullptr;
   if (name == "threads") {
     if (argc > 1) {
@@ -169,8 +170,10 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
                          "nsystrace_option(name [, value]): unknown option; the options are: identifying_metadata "
                          "(1: otherData keeps the export's host, user and file paths; 0, the default: they are left "
                          "out), progress (1: long phases report done/total and the time left on stderr; the "
-                         "default is 1 when stderr is a terminal) and threads (how many threads a conversion may "
-                         "use; the default is the cores available)",
+                         "default is 1 when stderr is a terminal), threads (how many threads a conversion may "
+                         "use; the default is the cores available) and wall_clock (1: a Perfetto trace's clock reads "
+                         "wall-clock time, for archives of traces that share a machine; 0, the default: the time "
+                         "since the session start)",
                          -1);
     return;
   }

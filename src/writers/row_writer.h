@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -58,6 +59,9 @@ class RowWriter {
 };
 
 enum class TraceFormat { chrome_json, perfetto_protobuf };
-std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out);
+// realtime_at_zero, boottime_at_zero: Perfetto's clock snapshot (PerfettoTraceWriter); JSON has none.
+std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out,
+                                           std::optional<int64_t> realtime_at_zero = std::nullopt,
+                                           int64_t boottime_at_zero = 0);
 
 }  // namespace nsystrace

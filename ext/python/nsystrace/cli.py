@@ -86,6 +86,8 @@ def parser():
     p.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="report progress on stderr (default: when stderr is a terminal)")
     p.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("-j", "--jobs", type=int, help="with -o JOB.tar / JOB.zip: reports converted at a time "
+                                                    "(default: the cores available); see docs/job.md")
     p.add_argument("--open", action="store_true",
                    help=f"serve the trace on 127.0.0.1:{PERFETTO_PORT} and open it in {PERFETTO_UI} (stops once "
                         "the trace has been fetched, or on Ctrl-C)")
@@ -259,7 +261,13 @@ class Connection:
             if shutil.which("sqlite3") is None:
                 raise
         for schema, path in zip(self.schemas[1:], profiles[1:]):
-            self.prelude_sql(f"attach {sql_string(read_only_uri(path))} as {schema}")
+            try:
+                self.prelude_sql(f"attach {sql_string(read_only_uri(path))} as {schema}")
+            except sqlite3.OperationalError as e:
+                if "too many attached" not in str(e):
+                    raise
+                from nsystrace.job import too_many_reports_hint
+                raise Failure(f"{e}: {too_many_reports_hint(len(profiles))}")
 
     def prelude_sql(self, sql):
         if self.conn is not None:
@@ -436,6 +444,9 @@ def main(argv=None):
         stem = os.path.splitext(args.profiles[0])[0]
         args.output = stem + ".pftrace"
     try:
+        from nsystrace import job  # -o job.tar / job.zip: per-report traces that Perfetto merges (docs/job.md)
+        if job.is_archive(args.output):
+            return job.command(args, where_clause(args, ["main"]))
         out = convert(args)
         if args.open:
             serve_once(out)

@@ -48,7 +48,7 @@ namespace ProcessDesc { constexpr uint32_t pid = 1, legacy_sort_index = 3, proce
 namespace ThreadDesc { constexpr uint32_t pid = 1, tid = 2, thread_name = 5; }
 namespace Clock {
 constexpr uint32_t clocks = 1, primary_trace_clock = 2, clock_id = 1, timestamp = 2, is_incremental = 3;
-constexpr uint64_t kBoottime = 6, kIncremental = 64;  // 64: the first sequence-scoped clock id
+constexpr uint64_t kRealtime = 1, kBoottime = 6, kIncremental = 64;  // 64: the first sequence-scoped clock id
 }  // namespace Clock
 namespace Defaults { constexpr uint32_t timestamp_clock_id = 58; }
 namespace Metadata { constexpr uint32_t metadata = 2, name = 1, json_value = 5; }
@@ -136,17 +136,26 @@ class PerfettoTraceWriter::Annotations final : public ArgsSink {
   size_t position_ = 0;  // of the next arg
 };
 
-PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out) : out_(out) {
-  // The clocks: the trace's timestamps are nsys's nanoseconds, on BOOTTIME (Perfetto's default trace clock); packets
-  // give them as deltas on a sequence-scoped incremental clock that starts at the same 0.
+PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out, std::optional<int64_t> realtime_at_zero,
+                                         int64_t boottime_at_zero)
+    : out_(out) {
+  // The clocks: the trace's timestamps are nsys's nanoseconds, on BOOTTIME (Perfetto's default trace clock) from
+  // boottime_at_zero; packets give them as deltas on a sequence-scoped incremental clock that starts at 0. REALTIME
+  // at 0 (the session start) places the trace in wall-clock time: how Perfetto lines up the traces of a job.
   packet_.begin(Trace::packet);
   packet_.varint_field(Packet::trusted_packet_sequence_id, kSequence);
   packet_.begin(Packet::clock_snapshot);
   for (uint64_t id : {Clock::kBoottime, Clock::kIncremental}) {
     packet_.begin(Clock::clocks);
     packet_.varint_field(Clock::clock_id, id);
-    packet_.varint_field(Clock::timestamp, 0);
+    packet_.varint_field(Clock::timestamp, id == Clock::kBoottime ? static_cast<uint64_t>(boottime_at_zero) : 0);
     if (id == Clock::kIncremental) packet_.bool_field(Clock::is_incremental, true);
+    packet_.end();
+  }
+  if (realtime_at_zero && *realtime_at_zero >= 0) {  // a ClockSnapshot's timestamps are unsigned
+    packet_.begin(Clock::clocks);
+    packet_.varint_field(Clock::clock_id, Clock::kRealtime);
+    packet_.varint_field(Clock::timestamp, static_cast<uint64_t>(*realtime_at_zero));
     packet_.end();
   }
   packet_.varint_field(Clock::primary_trace_clock, Clock::kBoottime);

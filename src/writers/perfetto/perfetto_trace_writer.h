@@ -34,7 +34,12 @@ namespace nsystrace {
 
 class PerfettoTraceWriter {
  public:
-  explicit PerfettoTraceWriter(OutputBuffer& out);
+  // realtime_at_zero: the REALTIME (UTC ns) of the trace's time 0, the earliest session start of the reports it
+  // holds; without it (no session start) the trace relates its clock to no wall-clock time. boottime_at_zero: the
+  // trace clock's (BOOTTIME's) reading at time 0: 0, or REALTIME's, for traces that share a machine in an archive
+  // (one machine has one BOOTTIME, so their clocks must agree).
+  explicit PerfettoTraceWriter(OutputBuffer& out, std::optional<int64_t> realtime_at_zero = std::nullopt,
+                               int64_t boottime_at_zero = 0);
   // A row and its args (written on demand into the sink given).
   template <class WriteArgs>
   void add(const TraceRow& row, WriteArgs&& write_args) {

@@ -1,0 +1,214 @@
+"""A job of any size on one timeline: each report (one per rank) converted on its own, in parallel, into a Perfetto
+trace, and the traces packed in one archive (.tar or .zip) with a `perfetto_manifest` that Perfetto's trace
+processor and ui.perfetto.dev (v58 and later) read to merge them onto one timeline, each on its machine.
+
+    nsystrace rank*.sqlite -o job.tar            (-j N: N conversions at a time; default the cores available)
+    nsystrace.job.convert_job(["rank0.sqlite", ...], "job.tar")
+
+How the ranks line up (docs/job.md): every trace carries a clock snapshot relating its clock to REALTIME (the
+export's session start, TARGET_INFO_SESSION_START_TIME.utcEpochNs). The archive's traces are written with
+nsystrace_option('wall_clock', 1), so a machine's clock (its BOOTTIME) reads wall-clock time in every trace of that
+machine; the manifest names each file's machine after the export's host name (TARGET_INFO_SYSTEM_ENV `Hostname`:
+ranks of one host share a machine) and makes REALTIME the merged trace's clock. A report without a session start
+gets a machine of its own, placed at the job's time 0 (the earliest session start) by a clock entry of the manifest.
+"""
+import io
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import zipfile
+
+import nsystrace
+from nsystrace import fanout
+
+ARCHIVE_SUFFIXES = (".tar", ".zip")
+MANIFEST_NAME = "perfetto_manifest.json"
+DEFAULT_WHERE = "where derived in (0, 1)"  # every event and the NVTX ranges projected on the GPUs
+
+
+def is_archive(path):
+    return path.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def member_names(paths):
+    """The traces' names in the archive: each report's file name with .pftrace, made unique (rank0.sqlite of two
+    directories) by the directory's name, then by a number."""
+    names, taken = [], set()
+    for path in paths:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        name = stem + ".pftrace"
+        if name in taken:
+            name = f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}_{stem}.pftrace"
+        n = 2
+        base = name[:-len(".pftrace")]
+        while name in taken:
+            name, n = f"{base}_{n}.pftrace", n + 1
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def manifest(infos, members):
+    """The perfetto_manifest (docs/reference/perfetto-manifest.md in Perfetto) for the reports `infos`
+    (fanout.report_info) packed as `members`."""
+    placed = [(i, m) for i, m in zip(infos, members) if i["session_start_utc_ns"] is not None]
+    origin = min((i["session_start_utc_ns"] for i, _ in placed), default=None)
+    files = []
+    for info, member in zip(infos, members):
+        stem = member[:-len(".pftrace")]
+        entry = {"path": member}
+        if info["session_start_utc_ns"] is not None:
+            # One machine per host: its clock reads wall-clock time in each of its traces (wall_clock), so they agree.
+            entry["machine"] = {"name": info["host"] or stem}
+        else:
+            # No session start: its clock is its own (a machine of its own), its time 0 put at the job's.
+            entry["machine"] = {"name": f"{info['host'] or stem} ({member}, no session start)"}
+            if placed:
+                entry["clocks"] = {"clock": "BOOTTIME", "sync_to": {"file": placed[0][1], "clock": "REALTIME"},
+                                   "offset_ns": origin}
+        files.append(entry)
+    body = {"version": 1}
+    if placed:
+        body["trace_time"] = {"clock": "REALTIME"}
+    body["files"] = files
+    return {"perfetto_manifest": body}
+
+
+def _shell_convert(path, out, where, threads):
+    """The conversion through the sqlite3 shell, for a Python that cannot load extensions."""
+    script = (f".load {nsystrace.loadable_path()}\n.output /dev/null\n"
+              f"select nsystrace_option('wall_clock', 1);\nselect nsystrace_option('progress', 0);\n"
+              f"select nsystrace_option('threads', {int(threads)});\n"
+              f"select perfetto_trace_file('{out.replace(chr(39), chr(39) * 2)}') from trace_events {where};\n"
+              f".output stdout\nselect nsystrace_last_trace_file();\n")
+    done = subprocess.run(["sqlite3", "-bail", fanout.read_only_uri(path)], input=script, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        raise RuntimeError(f"{path}: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def convert_report(task):
+    """One report into one Perfetto trace (a worker's task): (path, out, where, threads) -> the extension's record
+    of the file written (events, event_counts, bytes, ...)."""
+    path, out, where, threads = task
+    try:
+        try:
+            conn = fanout.open_report(path)
+        except nsystrace.ExtensionLoadingUnsupported:
+            if shutil.which("sqlite3") is None:
+                raise
+            record = _shell_convert(path, out, where, threads)
+        else:
+            try:
+                conn.execute("select nsystrace_option('wall_clock', 1)")
+                conn.execute("select nsystrace_option('progress', 0)")
+                conn.execute("select nsystrace_option('threads', ?)", (int(threads),))
+                conn.execute(f"select perfetto_trace_file(?) from trace_events {where}", (out,)).fetchall()
+                record = conn.execute("select nsystrace_last_trace_file()").fetchone()[0]
+            finally:
+                conn.close()
+    except (sqlite3.Error, OSError) as e:
+        message = str(e)
+        raise RuntimeError(message if path in message else f"{path}: {message}") from None
+    if not record:
+        raise RuntimeError(f"{path}: the extension kept no record of the trace it wrote")
+    return json.loads(record)
+
+
+def convert_job(profiles, output, jobs=None, where=DEFAULT_WHERE, progress=None, scheduler=None):
+    """Converts every report of `profiles` on its own (jobs at a time, or on a Dask scheduler) and packs the traces
+    with their manifest into `output` (.tar or .zip), written whole or not at all. Returns a summary: reports,
+    events, event_counts (summed), machines (host -> members), bytes."""
+    if not is_archive(output):
+        raise ValueError(f"{output}: an archive is a .tar or a .zip")
+    profiles = list(profiles)
+    if not profiles:
+        raise ValueError("no report to convert")
+    out = os.path.abspath(output)
+    for p in profiles:
+        if os.path.exists(out) and os.path.samefile(out, p):
+            raise ValueError(f"{output} is one of the profiles; it is never written over")
+    infos = [fanout.report_info(p) for p in profiles]
+    members = member_names(profiles)
+    jobs = fanout.cores() if jobs is None else max(1, int(jobs))
+    # Cores left to each conversion's own threads (writer, readers): all of them when there is one at a time.
+    threads = max(1, fanout.cores() // min(jobs, len(profiles)))
+    meter = fanout.Progress(os.path.basename(output), len(profiles), enabled=progress)
+    scratch = tempfile.mkdtemp(prefix=".nsystrace-job-", dir=os.path.dirname(out))
+    partial = os.path.join(scratch, "archive" + os.path.splitext(out)[1])
+    counts = {}
+    try:
+        text = json.dumps(manifest(infos, members), indent=1).encode()
+        if out.lower().endswith(".zip"):
+            # Stored, not deflated: a Perfetto trace is compact already, and each member stays readable in place.
+            archive = zipfile.ZipFile(partial, "w", zipfile.ZIP_STORED, allowZip64=True)
+            add_bytes = lambda name, data: archive.writestr(name, data)
+            add_file = lambda path, name: archive.write(path, name)
+        else:
+            archive = tarfile.open(partial, "w", format=tarfile.PAX_FORMAT)
+
+            def add_bytes(name, data):
+                info = tarfile.TarInfo(name)
+                info.size, info.mtime = len(data), int(time.time())
+                archive.addfile(info, io.BytesIO(data))
+
+            add_file = lambda path, name: archive.add(path, name, recursive=False)
+        with archive:
+            add_bytes(MANIFEST_NAME, text)
+
+            # Each trace joins the archive as soon as it is written, and leaves the scratch directory.
+            def packed(i, record):
+                member = os.path.join(scratch, members[i])
+                add_file(member, members[i])
+                os.remove(member)
+                for k, n in record.get("event_counts", {}).items():
+                    counts[k] = counts.get(k, 0) + n
+                meter.step(record.get("events", 0))
+
+            tasks = [(os.path.abspath(p), os.path.join(scratch, m), where, threads) for p, m in zip(profiles, members)]
+            fanout.run_tasks(convert_report, tasks, jobs=jobs, scheduler=scheduler, on_result=packed)
+        os.replace(partial, out)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    machines = {}
+    for entry in manifest(infos, members)["perfetto_manifest"]["files"]:
+        machines.setdefault(entry["machine"]["name"], []).append(entry["path"])
+    return {"output": out, "reports": len(profiles), "events": sum(counts.values()), "event_counts": counts,
+            "machines": machines, "bytes": os.path.getsize(out), "seconds": meter.elapsed()}
+
+
+def too_many_reports_hint(count):
+    """What the single-trace merge says past SQLite's limit of attached databases."""
+    return (f"one trace merges at most 11 reports (SQLite's limit of 10 ATTACHed databases) and {count} were given; "
+            "convert them into an archive of per-report traces instead, which Perfetto merges onto one timeline: "
+            "nsystrace REPORTS... -o job.tar (or .zip)")
+
+
+def command(args, where):
+    """`nsystrace REPORTS... -o job.tar [-j N]`: the archive and a summary on stdout; returns the exit status."""
+    if any(p.lower().endswith(".nsys-rep") for p in args.profiles):
+        print("nsystrace: an archive is made from .sqlite exports: export each .nsys-rep first "
+              "(nsys export --type sqlite)", file=sys.stderr)
+        return 2
+    try:
+        summary = convert_job(args.profiles, args.output, jobs=getattr(args, "jobs", None), where=where,
+                              progress=args.progress, scheduler=getattr(args, "scheduler", None))
+    except (ValueError, RuntimeError, FileNotFoundError, nsystrace.ExtensionLoadingUnsupported) as e:
+        print(f"nsystrace: {e}" if not str(e).startswith("nsystrace: ") else str(e), file=sys.stderr)
+        return 1
+    size = summary["bytes"]
+    shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.1f} kB"
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(summary["event_counts"].items())) or "no events"
+    print(f"nsystrace: wrote {args.output} ({shown}: {summary['reports']} Perfetto traces and their manifest) in "
+          f"{summary['seconds']:.1f} s")
+    print(f"  events: {summary['events']} ({kinds})")
+    print("  machines: " + "; ".join(f"{m} ({len(files)} reports)" for m, files in summary["machines"].items()))
+    print("  open it in https://ui.perfetto.dev or with trace_processor: one timeline, every rank on its machine")
+    return 0
