@@ -72,10 +72,12 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
                 files[f"nsystrace/{name}"] = f.read()
     with open(so, "rb") as f:
         files["nsystrace/nsystrace.so"] = f.read()
-    for name in sorted(os.listdir(os.path.join(ROOT, "sql"))):  # the recipes the serve page runs
-        if name.endswith(".sql"):
-            with open(os.path.join(ROOT, "sql", name), "rb") as f:
-                files[f"nsystrace/sql/{name}"] = f.read()
+    # The recipes the serve page and `nsystrace stats` run.
+    for sub in ("sql", "sql/nsys_stats"):
+        for name in sorted(os.listdir(os.path.join(ROOT, sub))):
+            if name.endswith(".sql"):
+                with open(os.path.join(ROOT, sub, name), "rb") as f:
+                    files[f"nsystrace/{sub}/{name}"] = f.read()
     info = _dist_info()
     files[f"{info}/METADATA"] = _metadata().encode()
     files[f"{info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: nsystrace build_backend\nRoot-Is-Purelib: false\n"

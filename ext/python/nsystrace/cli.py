@@ -439,6 +439,9 @@ def main(argv=None):
     if argv[:1] == ["serve"]:
         from nsystrace.serve import main as serve_main
         return serve_main(argv[1:])
+    if argv[:1] == ["stats"]:  # a recipe over every report of a job (docs/job.md)
+        from nsystrace.stats import main as stats_main
+        return stats_main(argv[1:])
     args = parser().parse_args(argv)
     if args.output is None:
         stem = os.path.splitext(args.profiles[0])[0]

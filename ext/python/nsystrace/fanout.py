@@ -76,10 +76,10 @@ class Progress:
     """One line for the job on stderr: reports done / total, events, the time left (rewritten in place on a
     terminal, a line every few seconds otherwise)."""
 
-    def __init__(self, what, total, enabled=None, stream=None):
+    def __init__(self, what, total, enabled=None, stream=None, unit="events"):
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty() if enabled is None else enabled
-        self.what, self.total, self.done, self.events = what, total, 0, 0
+        self.what, self.total, self.done, self.events, self.unit = what, total, 0, 0, unit
         self.started = self.shown = time.monotonic()
 
     def elapsed(self):
@@ -89,7 +89,7 @@ class Progress:
         elapsed = self.elapsed()
         left = elapsed / self.done * (self.total - self.done) if self.done else None
         eta = "" if left is None or self.done == self.total else f", about {left:.0f} s left"
-        return (f"nsystrace: {self.what}: {self.done}/{self.total} reports, {self.events} events, "
+        return (f"nsystrace: {self.what}: {self.done}/{self.total} reports, {self.events} {self.unit}, "
                 f"{elapsed:.0f} s{eta}")
 
     def step(self, events=0):
