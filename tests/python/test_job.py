@@ -17,148 +17,219 @@ import subprocess
 import sys
 import tempfile
 
-src, build = sys.argv[1], sys.argv[2]
-shared = os.path.join(os.path.dirname(os.path.abspath(src)), "shared")
-fixtures = os.path.join(shared, "fixtures", "real")
-tools = os.path.join(shared, "tools", "perfetto")
-if not os.path.isdir(fixtures) or not os.access(os.path.join(tools, "trace-processor"), os.X_OK):
-    print(f"SKIPPED: {fixtures} or {tools} is absent (the job test needs the real exports and Perfetto's importer)")
-    sys.exit(77)
+# Under a guard: the Dask workers' processes are spawned, and import this file as a module.
+if __name__ == "__main__":
+    src, build = sys.argv[1], sys.argv[2]
+    shared = os.path.join(os.path.dirname(os.path.abspath(src)), "shared")
+    fixtures = os.path.join(shared, "fixtures", "real")
+    tools = os.path.join(shared, "tools", "perfetto")
+    if not os.path.isdir(fixtures) or not os.access(os.path.join(tools, "trace-processor"), os.X_OK):
+        print(f"SKIPPED: {fixtures} or {tools} is absent (the job test needs the real exports and Perfetto's importer)")
+        sys.exit(77)
 
-failures = []
-
-
-def check(what, ok, detail=""):
-    print(("ok      " if ok else "FAILED  ") + what + (f": {detail}" if detail and not ok else ""))
-    if not ok:
-        failures.append(what)
+    failures = []
 
 
-tmp = tempfile.mkdtemp(prefix="nsystrace_job_test.")
-# The package as the source tree has it, with this build's extension beside it.
-package = os.path.join(tmp, "pkg", "nsystrace")
-os.makedirs(package)
-glue = os.path.join(src, "ext", "python", "nsystrace")
-for name in os.listdir(glue):
-    os.symlink(os.path.join(glue, name), os.path.join(package, name))
-os.symlink(os.path.join(build, "nsystrace.so"), os.path.join(package, "nsystrace.so"))
-sys.path.insert(0, os.path.dirname(package))
-import nsystrace  # noqa: E402
-from nsystrace import job  # noqa: E402
+    def check(what, ok, detail=""):
+        print(("ok      " if ok else "FAILED  ") + what + (f": {detail}" if detail and not ok else ""))
+        if not ok:
+            failures.append(what)
 
 
-def query(trace, sql):
-    """Perfetto's trace processor's rows for one query (CSV, a header first)."""
-    done = subprocess.run([os.path.join(tools, "trace-processor"), "query", trace, sql], capture_output=True,
-                          text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"trace processor failed on {trace}: {done.stderr[-2000:]}")
-    lines = done.stdout[done.stdout.index('"'):] if '"' in done.stdout else ""
-    return list(csv.reader(io.StringIO(lines)))[1:]
+    tmp = tempfile.mkdtemp(prefix="nsystrace_job_test.")
+    # The package as the source tree has it, with this build's extension beside it.
+    package = os.path.join(tmp, "pkg", "nsystrace")
+    os.makedirs(package)
+    glue = os.path.join(src, "ext", "python", "nsystrace")
+    for name in os.listdir(glue):
+        os.symlink(os.path.join(glue, name), os.path.join(package, name))
+    os.symlink(os.path.join(build, "nsystrace.so"), os.path.join(package, "nsystrace.so"))
+    sys.path.insert(0, os.path.dirname(package))
+    import nsystrace  # noqa: E402
+    from nsystrace import job  # noqa: E402
 
 
-def import_stats(trace):
-    done = subprocess.run([os.path.join(tools, "import-stats"), trace], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"import-stats failed on {trace}: {done.stderr}")
-    return json.loads(done.stdout)
+    def query(trace, sql):
+        """Perfetto's trace processor's rows for one query (CSV, a header first)."""
+        done = subprocess.run([os.path.join(tools, "trace-processor"), "query", trace, sql], capture_output=True,
+                              text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"trace processor failed on {trace}: {done.stderr[-2000:]}")
+        lines = done.stdout[done.stdout.index('"'):] if '"' in done.stdout else ""
+        return list(csv.reader(io.StringIO(lines)))[1:]
 
 
-BASE = 1_750_000_000_000_000_000  # rank k's session starts at BASE + SHIFT[k] ns
-SHIFT = [(k * 7) % 16 * 125_000_000 + k * 1_000 for k in range(16)]  # out of rank order, no two equal
+    def import_stats(trace):
+        done = subprocess.run([os.path.join(tools, "import-stats"), trace], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"import-stats failed on {trace}: {done.stderr}")
+        return json.loads(done.stdout)
 
 
-def make_report(source, path, start, host):
-    """A copy of a real export recorded by a session that started at `start` on `host`."""
-    shutil.copy(source, path)
-    db = sqlite3.connect(path)
-    with db:
-        tables = {r[0] for r in db.execute("select name from sqlite_master where type = 'table'")}
-        if "TARGET_INFO_SESSION_START_TIME" not in tables:
-            db.execute("create table TARGET_INFO_SESSION_START_TIME (utcEpochNs integer, utcTime text, localTime text)")
-            db.execute("insert into TARGET_INFO_SESSION_START_TIME values (0, '', '')")
-        db.execute("update TARGET_INFO_SESSION_START_TIME set utcEpochNs = ?", (start,))
-        if "TARGET_INFO_SYSTEM_ENV" not in tables:
-            db.execute("create table TARGET_INFO_SYSTEM_ENV (globalVid integer, devStateName text, name text, "
-                       "nameEnum integer, value text)")
-        db.execute("delete from TARGET_INFO_SYSTEM_ENV where name = 'Hostname'")
-        db.execute("insert into TARGET_INFO_SYSTEM_ENV values (0, '', 'Hostname', 0, ?)", (host,))
-    db.close()
+    BASE = 1_750_000_000_000_000_000  # rank k's session starts at BASE + SHIFT[k] ns
+    SHIFT = [(k * 7) % 16 * 125_000_000 + k * 1_000 for k in range(16)]  # out of rank order, no two equal
 
 
-def report_facts(path):
-    """From the report alone (the extension on it): its events as the job converts them, by kind, and its kernels'
-    times on its own clock."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    nsystrace.load(conn)
-    counts = dict(conn.execute(f"select kind, count(*) from trace_events {job.DEFAULT_WHERE} group by kind"))
-    kernels = [r[0] for r in conn.execute("select ts from trace_events where kind = 'kernel'")]
-    conn.close()
-    return counts, kernels
+    def make_report(source, path, start, host):
+        """A copy of a real export recorded by a session that started at `start` on `host`."""
+        shutil.copy(source, path)
+        db = sqlite3.connect(path)
+        with db:
+            tables = {r[0] for r in db.execute("select name from sqlite_master where type = 'table'")}
+            if "TARGET_INFO_SESSION_START_TIME" not in tables:
+                db.execute("create table TARGET_INFO_SESSION_START_TIME (utcEpochNs integer, utcTime text, localTime text)")
+                db.execute("insert into TARGET_INFO_SESSION_START_TIME values (0, '', '')")
+            db.execute("update TARGET_INFO_SESSION_START_TIME set utcEpochNs = ?", (start,))
+            if "TARGET_INFO_SYSTEM_ENV" not in tables:
+                db.execute("create table TARGET_INFO_SYSTEM_ENV (globalVid integer, devStateName text, name text, "
+                           "nameEnum integer, value text)")
+            db.execute("delete from TARGET_INFO_SYSTEM_ENV where name = 'Hostname'")
+            db.execute("insert into TARGET_INFO_SYSTEM_ENV values (0, '', 'Hostname', 0, ?)", (host,))
+        db.close()
 
 
-try:
-    sources = sorted(f for f in os.listdir(fixtures) if f.endswith(".sqlite"))[:16]
-    check("16 real exports to make the job from", len(sources) == 16, str(len(sources)))
-    reports, expected_kernels, expected_slices, expected_samples = [], [], 0, 0
-    first_kernels = {}
-    for k, name in enumerate(sources):
-        path = os.path.join(tmp, f"rank{k}.sqlite")
-        make_report(os.path.join(fixtures, name), path, BASE + SHIFT[k], "node-a" if k < 8 else "node-b")
-        reports.append(path)
-        counts, kernels = report_facts(path)
-        # Perfetto's slices: every event but GPU metrics (counter values) and CPU samples (stack samples).
-        expected_slices += sum(n for kind, n in counts.items() if kind not in ("gpu_metric", "cpu_sample"))
-        expected_samples += counts.get("cpu_sample", 0)
-        expected_kernels += [BASE + SHIFT[k] + ts for ts in kernels]
-        if kernels:
-            first_kernels[k] = BASE + SHIFT[k] + min(kernels)
+    def report_facts(path):
+        """From the report alone (the extension on it): its events as the job converts them, by kind, and its kernels'
+        times on its own clock."""
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        nsystrace.load(conn)
+        counts = dict(conn.execute(f"select kind, count(*) from trace_events {job.DEFAULT_WHERE} group by kind"))
+        kernels = [r[0] for r in conn.execute("select ts from trace_events where kind = 'kernel'")]
+        conn.close()
+        return counts, kernels
 
-    archive = os.path.join(tmp, "job.tar")
-    summary = job.convert_job(reports, archive, jobs=2, progress=False)
-    check("the summary counts every report", summary["reports"] == 16)
-    check("two machines, by host name", sorted(summary["machines"]) == ["node-a", "node-b"], summary["machines"])
 
-    stats = import_stats(archive)
-    check("Perfetto imports the archive without an error or data_loss stat", stats["stats"] == [], stats["stats"])
-    check("every slice of every rank", stats["slices"] == expected_slices, f"{stats['slices']} != {expected_slices}")
-    samples = int(query(archive, "select count(*) from stack_sample")[0][0]) if expected_samples else 0
-    check("every CPU sample of every rank", samples == expected_samples, f"{samples} != {expected_samples}")
-    machines = query(archive, "select name from machine order by name")
-    check("the merged trace has two machines, named", machines == [["node-a"], ["node-b"]], machines)
-    per_machine = query(archive, "select m.name, count(distinct p.upid) from process p join machine m "
-                                 "on p.machine_id = m.id group by 1 order by 1")
-    check("processes on both machines", len(per_machine) == 2 and all(int(n) > 0 for _, n in per_machine),
-          per_machine)
-    kernels = sorted(int(r[0]) for r in query(archive, "select ts from slice where category = 'kernel'"))
-    check("every kernel of every rank at its session start + its time", kernels == sorted(expected_kernels),
-          f"{len(kernels)} kernels, {len(expected_kernels)} expected")
-    placed = set(kernels)
-    check("each rank's first kernel at its expected offset from the others",
-          len(first_kernels) >= 12 and all(ts in placed for ts in first_kernels.values()),
-          {k: ts for k, ts in first_kernels.items() if ts not in placed})
+    try:
+        sources = sorted(f for f in os.listdir(fixtures) if f.endswith(".sqlite"))[:16]
+        check("16 real exports to make the job from", len(sources) == 16, str(len(sources)))
+        reports, expected_kernels, expected_slices, expected_samples = [], [], 0, 0
+        first_kernels = {}
+        for k, name in enumerate(sources):
+            path = os.path.join(tmp, f"rank{k}.sqlite")
+            make_report(os.path.join(fixtures, name), path, BASE + SHIFT[k], "node-a" if k < 8 else "node-b")
+            reports.append(path)
+            counts, kernels = report_facts(path)
+            # Perfetto's slices: every event but GPU metrics (counter values) and CPU samples (stack samples).
+            expected_slices += sum(n for kind, n in counts.items() if kind not in ("gpu_metric", "cpu_sample"))
+            expected_samples += counts.get("cpu_sample", 0)
+            expected_kernels += [BASE + SHIFT[k] + ts for ts in kernels]
+            if kernels:
+                first_kernels[k] = BASE + SHIFT[k] + min(kernels)
 
-    # A report without a session start (exports before 2021): a machine of its own, its time 0 at the job's.
-    legacy = os.path.join(tmp, "legacy.sqlite")
-    shutil.copy(os.path.join(fixtures, "rtx8000_2020_workflow_nvtx_1k_kernels.sqlite"), legacy)
-    _, legacy_kernels = report_facts(legacy)
-    mixed = os.path.join(tmp, "mixed.zip")
-    job.convert_job([reports[3], legacy], mixed, jobs=1, progress=False)
-    stats = import_stats(mixed)
-    check("a report without a session start imports cleanly (.zip)", stats["stats"] == [], stats["stats"])
-    kernels = sorted(int(r[0]) for r in query(mixed, "select ts from slice where category = 'kernel'"))
-    _, rank3_kernels = report_facts(reports[3])
-    expected = sorted([BASE + SHIFT[3] + ts for ts in rank3_kernels] + [BASE + SHIFT[3] + ts for ts in legacy_kernels])
-    check("it is placed at the job's time 0 (the earliest session start)", kernels == expected,
-          f"{kernels[:3]} vs {expected[:3]}")
+        archive = os.path.join(tmp, "job.tar")
+        summary = job.convert_job(reports, archive, jobs=2, progress=False)
+        check("the summary counts every report", summary["reports"] == 16)
+        check("two machines, by host name", sorted(summary["machines"]) == ["node-a", "node-b"], summary["machines"])
 
-    # The single-trace merge past 11 reports names the archive form.
-    done = subprocess.run([sys.executable, "-m", "nsystrace", *reports[:12], "-o", os.path.join(tmp, "all.pftrace")],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.path.dirname(package)})
-    check("12 reports in one trace: an error naming the archive form",
-          done.returncode != 0 and "-o job.tar" in done.stderr, done.stderr)
-finally:
-    shutil.rmtree(tmp, ignore_errors=True)
+        stats = import_stats(archive)
+        check("Perfetto imports the archive without an error or data_loss stat", stats["stats"] == [], stats["stats"])
+        check("every slice of every rank", stats["slices"] == expected_slices, f"{stats['slices']} != {expected_slices}")
+        samples = int(query(archive, "select count(*) from stack_sample")[0][0]) if expected_samples else 0
+        check("every CPU sample of every rank", samples == expected_samples, f"{samples} != {expected_samples}")
+        machines = query(archive, "select name from machine order by name")
+        check("the merged trace has two machines, named", machines == [["node-a"], ["node-b"]], machines)
+        per_machine = query(archive, "select m.name, count(distinct p.upid) from process p join machine m "
+                                     "on p.machine_id = m.id group by 1 order by 1")
+        check("processes on both machines", len(per_machine) == 2 and all(int(n) > 0 for _, n in per_machine),
+              per_machine)
+        kernels = sorted(int(r[0]) for r in query(archive, "select ts from slice where category = 'kernel'"))
+        check("every kernel of every rank at its session start + its time", kernels == sorted(expected_kernels),
+              f"{len(kernels)} kernels, {len(expected_kernels)} expected")
+        placed = set(kernels)
+        check("each rank's first kernel at its expected offset from the others",
+              len(first_kernels) >= 12 and all(ts in placed for ts in first_kernels.values()),
+              {k: ts for k, ts in first_kernels.items() if ts not in placed})
 
-print(f"{len(failures)} failed" if failures else "all passed")
-sys.exit(1 if failures else 0)
+        # A report without a session start (exports before 2021): a machine of its own, its time 0 at the job's.
+        legacy = os.path.join(tmp, "legacy.sqlite")
+        shutil.copy(os.path.join(fixtures, "rtx8000_2020_workflow_nvtx_1k_kernels.sqlite"), legacy)
+        _, legacy_kernels = report_facts(legacy)
+        mixed = os.path.join(tmp, "mixed.zip")
+        job.convert_job([reports[3], legacy], mixed, jobs=1, progress=False)
+        stats = import_stats(mixed)
+        check("a report without a session start imports cleanly (.zip)", stats["stats"] == [], stats["stats"])
+        kernels = sorted(int(r[0]) for r in query(mixed, "select ts from slice where category = 'kernel'"))
+        _, rank3_kernels = report_facts(reports[3])
+        expected = sorted([BASE + SHIFT[3] + ts for ts in rank3_kernels] + [BASE + SHIFT[3] + ts for ts in legacy_kernels])
+        check("it is placed at the job's time 0 (the earliest session start)", kernels == expected,
+              f"{kernels[:3]} vs {expected[:3]}")
+
+        # The single-trace merge past 11 reports names the archive form.
+        done = subprocess.run([sys.executable, "-m", "nsystrace", *reports[:12], "-o", os.path.join(tmp, "all.pftrace")],
+                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.path.dirname(package)})
+        check("12 reports in one trace: an error naming the archive form",
+              done.returncode != 0 and "-o job.tar" in done.stderr, done.stderr)
+
+        # ---- recipes fanned out over the reports ----
+        from nsystrace import stats  # noqa: E402
+        few = reports[:5]
+        pool = stats.run_recipe("cuda_gpu_kern_sum", few, jobs=2)
+        serial = stats.run_recipe("cuda_gpu_kern_sum", few, jobs=1)
+        check("a recipe over 5 reports: the process pool's rows are the serial ones", pool == serial)
+        check("each row leads with its report and its rank (rank<k>.sqlite)", pool[0][:2] == ["report", "rank"] and
+              all(r[0] == f"rank{r[1]}.sqlite" for r in pool[1]), pool[0])
+        for k, path in enumerate(few):  # each report's rows are the recipe's on that report alone
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            nsystrace.load(conn)
+            alone = [tuple(r) for r in conn.execute(stats.find_recipe("cuda_gpu_kern_sum")[1])]
+            conn.close()
+            check(f"rank{k}'s rows are the recipe's on it alone", [r[2:] for r in pool[1] if r[1] == k] == alone)
+        os.environ["PYTHONPATH"] = os.path.dirname(package)  # for the Dask workers' processes
+        try:
+            from distributed import LocalCluster
+        except ImportError:
+            check("Dask is installed (Debian: python3-distributed)", False)
+        else:
+            with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+                dask = stats.run_recipe("cuda_gpu_kern_sum", few, scheduler=cluster.scheduler_address)
+            check("on a Dask LocalCluster: the same rows as the process pool", dask == pool)
+
+        # The job summary on three copies of the example profile, started 0, 3 and 1 ms apart: each NVTX step's
+        # straggler is the one started 3 ms after the first, by 3 ms; GPU busy and NCCL time as the raw tables say.
+        example = []
+        for k, shift in enumerate([0, 3_000_000, 1_000_000]):
+            path = os.path.join(tmp, f"ex_rank{k}.sqlite")
+            conn = sqlite3.connect(path)
+            with open(os.path.join(src, "examples", "example_profile.sql")) as f:
+                conn.executescript(f.read())
+            with conn:
+                conn.execute("update TARGET_INFO_SESSION_START_TIME set utcEpochNs = utcEpochNs + ?", (shift,))
+            conn.close()
+            example.append(path)
+        (rank_columns, ranks), (step_columns, steps) = stats.job_summary(example, step="forward", jobs=2)
+        check("a step row per occurrence of the step", len(steps) == 40 and all(r[2] == 3 for r in steps), len(steps))
+        check("the straggler of every step is the rank that started 3 ms later, by 3 ms",
+              all(r[3] == "ex_rank1.sqlite" and r[4] == 1 and r[6] == 3_000_000 for r in steps), steps[:2])
+
+        def union(intervals):
+            total, end = 0, None
+            for s, e in sorted(intervals):
+                if end is None or s > end:
+                    total, end = total + e - s, e
+                elif e > end:
+                    total, end = total + e - end, e
+            return total
+
+        raw = sqlite3.connect(f"file:{example[0]}?mode=ro", uri=True)
+        work = {}
+        for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+            for d, s, e in raw.execute(f"select deviceId, start, end from {table}"):
+                work.setdefault(d, []).append((s, e))
+        nccl = {}
+        for d, s, e in raw.execute("select k.deviceId, k.start, k.end from CUPTI_ACTIVITY_KIND_KERNEL k "
+                                   "join StringIds n on n.id = k.shortName where n.value like 'nccl%'"):
+            nccl.setdefault(d, []).append((s, e))
+        raw.close()
+        busy = sum(union(v) for v in work.values())
+        idle = sum(max(e for _, e in v) - min(s for s, _ in v) for v in work.values()) - busy
+        row = dict(zip(rank_columns, ranks[0]))
+        check("GPU busy time is the union of each GPU's kernels, memcpys and memsets (raw tables)",
+              row["gpu_busy_ns"] == busy, f"{row['gpu_busy_ns']} != {busy}")
+        check("NCCL time is the union of each GPU's nccl kernels (raw tables)",
+              row["nccl_ns"] == sum(union(v) for v in nccl.values()) > 0, row)
+        check("idle time is each GPU's span without its busy time", row["idle_ns"] == idle, f"{row['idle_ns']} != {idle}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print(f"{len(failures)} failed" if failures else "all passed")
+    sys.exit(1 if failures else 0)
