@@ -19,10 +19,7 @@ namespace nsystrace {
 namespace {
 
 std::string read_source(const std::string& relative) {
-  std::ifstream in(testdb::source_dir() + "/" + relative, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return testdb::file_contents(testdb::source_dir() + "/" + relative);
 }
 
 std::vector<std::string> declared_kind_names() {
