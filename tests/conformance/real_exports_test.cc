@@ -374,17 +374,10 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealExport);
 
 // Our own fixtures (tests/fixtures/*.sql: hostile values, odd schemas, every kind) through Perfetto's importer in both
 // formats, as the real exports above: whatever a profile holds, both traces import whole.
-std::vector<std::string> our_fixtures() {
+std::vector<std::string> our_fixtures() {  // the fixtures' names, without the example
   std::vector<std::string> out;
-  std::string dir = testdb::source_dir() + "/tests/fixtures";
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.size() > 4 && name.substr(name.size() - 4) == ".sql") out.push_back(name.substr(0, name.size() - 4));
-    }
-    closedir(d);
-  }
-  std::sort(out.begin(), out.end());
+  for (const std::string& script : testdb::fixture_scripts())
+    if (script.rfind("tests/fixtures/", 0) == 0) out.push_back(script.substr(15, script.size() - 15 - 4));
   return out;
 }
 

@@ -13,20 +13,6 @@
 
 namespace {
 
-std::vector<std::string> profiles() {
-  std::vector<std::string> out = {"examples/example_profile.sql"};
-  std::string dir = testdb::source_dir() + "/tests/fixtures";
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.size() > 4 && name.substr(name.size() - 4) == ".sql") out.push_back("tests/fixtures/" + name);
-    }
-    closedir(d);
-  }
-  std::sort(out.begin() + 1, out.end());
-  return out;
-}
-
 class Differential : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
 
 TEST_P(Differential, PushedDownEqualsFilteredBySqlite) {
@@ -46,7 +32,7 @@ std::string name_of(const ::testing::TestParamInfo<std::tuple<std::string, bool>
   return n + (std::get<1>(info.param) ? "_with_covering_index" : "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Profiles, Differential, ::testing::Combine(::testing::ValuesIn(profiles()), ::testing::Bool()),
+INSTANTIATE_TEST_SUITE_P(Profiles, Differential, ::testing::Combine(::testing::ValuesIn(testdb::fixture_scripts()), ::testing::Bool()),
                          name_of);
 
 }  // namespace
@@ -77,7 +63,7 @@ TEST_P(QueryGrid, EveryShapeGivesSqlitesAnswer) {
   EXPECT_GT(r.queries, 100 / static_cast<int>(grid_stride()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Profiles, QueryGrid, ::testing::ValuesIn(profiles()),
+INSTANTIATE_TEST_SUITE_P(Profiles, QueryGrid, ::testing::ValuesIn(testdb::fixture_scripts()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string n = info.param.substr(info.param.rfind('/') + 1);
                            return n.substr(0, n.size() - 4);

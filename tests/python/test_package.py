@@ -67,6 +67,37 @@ except nsystrace.ExtensionLoadingUnsupported as e:
     check("load() on a Python that cannot load extensions names the fix",
           "PYTHON_CONFIGURE_OPTS=--enable-loadable-sqlite-extensions" in str(e) and "/usr/bin/python3" in str(e))
 
+# The glue is one module per concern, with no import loop: each module's imports of the package's own modules,
+# followed from every module, never come back to it (a loop would make an import's order matter).
+import ast  # noqa: E402
+
+package_dir = os.path.dirname(nsystrace.__file__)
+own_imports = {}
+for name in sorted(os.listdir(package_dir)):
+    if name.endswith(".py") and name != "__main__.py":
+        module = "nsystrace" if name == "__init__.py" else "nsystrace." + name[:-3]
+        with open(os.path.join(package_dir, name)) as f:
+            tree = ast.parse(f.read())
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.startswith("nsystrace.")}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("nsystrace"):
+                found |= {f"nsystrace.{a.name}" if node.module == "nsystrace" else node.module for a in node.names}
+        own_imports[module] = {m for m in found if m != "nsystrace"}
+
+
+def reaches(start, target, seen=()):
+    return any(m == target or (m not in seen and reaches(m, target, (*seen, m))) for m in own_imports.get(start, ()))
+
+
+loops = [m for m in own_imports if reaches(m, m)]
+check("the package's modules import each other without a loop", len(own_imports) >= 6 and not loops,
+      f"{loops} in {own_imports}")
+for module in sorted(own_imports):
+    r = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
+    check(f"`import {module}` works on its own", r.returncode == 0, r.stderr[-300:])
+
 # The command.
 def counts(where=""):
     return dict(conn.execute("select kind, count(*) from trace_events " + where + " group by kind").fetchall())

@@ -19,10 +19,7 @@ namespace nsystrace {
 namespace {
 
 std::string read_source(const std::string& relative) {
-  std::ifstream in(testdb::source_dir() + "/" + relative, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return testdb::file_contents(testdb::source_dir() + "/" + relative);
 }
 
 std::vector<std::string> declared_kind_names() {
@@ -238,9 +235,9 @@ TEST(ExportModel, ReadmeEventTypesAreDeclared) {
   EXPECT_GT(mentions, 0);
 }
 
-// The Python command checks --kinds against its own list (it runs without the extension loaded).
+// The Python command checks --kinds against its own list (conversion.py) (it runs without the extension loaded).
 TEST(ExportModel, PythonCommandKnowsTheDeclaredKinds) {
-  std::string cli = read_source("ext/python/nsystrace/cli.py");
+  std::string cli = read_source("ext/python/nsystrace/conversion.py");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(cli, m, std::regex(R"(KINDS = \[([^\]]*)\])")));
   std::vector<std::string> listed;

@@ -26,6 +26,7 @@ import zipfile
 
 import nsystrace
 from nsystrace import fanout
+from nsystrace.errors import Failure
 
 ARCHIVE_SUFFIXES = (".tar", ".zip")
 MANIFEST_NAME = "perfetto_manifest.json"
@@ -194,15 +195,13 @@ def too_many_reports_hint(count):
 def command(args, where):
     """`nsystrace REPORTS... -o job.tar [-j N]`: the archive and a summary on stdout; returns the exit status."""
     if any(p.lower().endswith(".nsys-rep") for p in args.profiles):
-        print("nsystrace: an archive is made from .sqlite exports: export each .nsys-rep first "
-              "(nsys export --type sqlite)", file=sys.stderr)
-        return 2
+        raise Failure("an archive is made from .sqlite exports: export each .nsys-rep first (nsys export --type "
+                      "sqlite)")
     try:
         summary = convert_job(args.profiles, args.output, jobs=getattr(args, "jobs", None), where=where,
                               progress=args.progress, scheduler=getattr(args, "scheduler", None))
-    except (ValueError, RuntimeError, FileNotFoundError, nsystrace.ExtensionLoadingUnsupported) as e:
-        print(f"nsystrace: {e}" if not str(e).startswith("nsystrace: ") else str(e), file=sys.stderr)
-        return 1
+    except (ValueError, RuntimeError, FileNotFoundError) as e:
+        raise Failure(str(e)) from None
     size = summary["bytes"]
     shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.1f} kB"
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(summary["event_counts"].items())) or "no events"

@@ -11,7 +11,6 @@ gives: per rank, GPU busy, NCCL and idle time, and the straggler at each NVTX st
 From Python: run_recipe("top_kernels", paths) and job_summary(paths) return (columns, rows).
 The reports stay where they are (on a cluster, a filesystem the workers share); only result rows travel.
 """
-import argparse
 import csv
 import os
 import re
@@ -19,6 +18,7 @@ import sqlite3
 import sys
 
 from nsystrace import fanout
+from nsystrace.errors import Failure
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_TREE = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..")
@@ -253,30 +253,34 @@ def write_table(columns, rows, output, table, inputs=()):
         conn.close()
 
 
-def parser():
-    p = argparse.ArgumentParser(
-        prog="nsystrace stats", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="A recipe on every report of a job, in parallel, as one table (a `report` column, and `rank` "
-                    "when known); or job_summary: per rank GPU busy, NCCL and idle time, and the straggler at each "
-                    "NVTX step.")
+DESCRIPTION = """a recipe on every report of a job, in parallel, as one table (a `report` column, and `rank` when
+the file name or the export says it); or job_summary: per rank GPU busy, NCCL and idle time, and the straggler at
+each NVTX step (docs/job.md).
+
+  nsystrace stats top_kernels rank*.sqlite                  a table on the terminal
+  nsystrace stats cuda_gpu_kern_sum rank*.sqlite -o k.csv   CSV (-o k.sqlite: a table named after the recipe)
+  nsystrace stats job_summary rank*.sqlite --step 'train_step%'
+  nsystrace stats top_kernels rank*.sqlite --scheduler tcp://host:8786   on a Dask cluster"""
+
+
+def add_arguments(p):
     p.add_argument("recipe", metavar="REPORT",
                    help=f"a recipe of sql/ or sql/nsys_stats/ by name, a .sql file, or {SUMMARY}")
     p.add_argument("profiles", nargs="+", metavar="PROFILE", help=".sqlite exports (one per rank)")
-    p.add_argument("-o", "--output", help="x.csv, or x.sqlite (a table named after the recipe); default: a "
-                                          "table on the terminal")
+    p.add_argument("-o", "--output", help="x.csv, or x.sqlite (a table named after the recipe; job_summary: two "
+                                          "tables, or x.csv and x.steps.csv); default: a table on the terminal")
     p.add_argument("-j", "--jobs", type=int, help="reports at a time (default: the cores available)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster (tcp://host:8786; Debian's python3-distributed) instead of local "
-                        "processes; the reports must be where its workers can read them")
+                        "processes; its workers must see the reports at the same paths")
     p.add_argument("--step", default="step%",
                    help=f"{SUMMARY}: the NVTX ranges that are steps, a LIKE pattern (default: step%%)")
-    p.add_argument("--progress", dest="progress", action="store_true", default=None)
+    p.add_argument("--progress", dest="progress", action="store_true", default=None,
+                   help="reports done / total on stderr (default: when stderr is a terminal)")
     p.add_argument("--no-progress", dest="progress", action="store_false")
-    return p
 
 
-def main(argv):
-    args = parser().parse_args(argv)
+def run(args):
     try:
         if args.recipe in (SUMMARY, SUMMARY + ".sql") and not os.path.isfile(args.recipe):
             (rc, rr), (sc, sr) = job_summary(args.profiles, args.step, args.jobs, args.scheduler, args.progress)
@@ -289,11 +293,10 @@ def main(argv):
                 print(("\n" if i else "") + f"{table} ({len(rows)} rows)\n" + format_table(columns, rows))
             else:
                 output = args.output
-                if i and output.lower().endswith(".csv"):  # the second table of the summary beside the first
+                if i and output.lower().endswith(".csv"):  # the summary's second table beside the first
                     output = output[:-4] + ".steps.csv"
                 write_table(columns, rows, output, table, args.profiles)
                 print(f"nsystrace: wrote {len(rows)} rows of {table} to {output}")
     except (StatsError, RuntimeError, FileNotFoundError, ValueError) as e:
-        print(f"nsystrace: {e}", file=sys.stderr)
-        return 1
+        raise Failure(str(e)) from None
     return 0
