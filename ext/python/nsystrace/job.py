@@ -18,7 +18,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 import tarfile
 import tempfile
 import time

@@ -15,7 +15,6 @@ import csv
 import os
 import re
 import sqlite3
-import sys
 
 from nsystrace import fanout
 from nsystrace.errors import Failure
