@@ -15,6 +15,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 # Under a guard: the Dask workers' processes are spawned, and import this file as a module.
@@ -182,7 +183,12 @@ if __name__ == "__main__":
         else:
             with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
                 dask = stats.run_recipe("cuda_gpu_kern_sum", few, scheduler=cluster.scheduler_address)
+                on_dask = os.path.join(tmp, "dask.tar")
+                job.convert_job(few, on_dask, scheduler=cluster.scheduler_address, progress=False)
             check("on a Dask LocalCluster: the same rows as the process pool", dask == pool)
+            with tarfile.open(on_dask) as a, tarfile.open(archive) as b:
+                same = all(a.extractfile(m).read() == b.extractfile(m).read() for m in job.member_names(few))
+            check("an archive made on Dask holds the traces the process pool made", same)
 
         # The job summary on three copies of the example profile, started 0, 3 and 1 ms apart: each NVTX step's
         # straggler is the one started 3 ms after the first, by 3 ms; GPU busy and NCCL time as the raw tables say.

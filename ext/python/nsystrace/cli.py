@@ -92,6 +92,8 @@ def parser():
     p.add_argument("--no-progress", dest="progress", action="store_false")
     p.add_argument("-j", "--jobs", type=int, help="with -o JOB.tar / JOB.zip: reports converted at a time "
                                                     "(default: the cores available); see docs/job.md")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="with -o JOB.tar / JOB.zip: convert on a Dask cluster "
+                                                          "(tcp://host:8786) instead of local processes")
     p.add_argument("--open", action="store_true",
                    help=f"serve the trace on 127.0.0.1:{server.PERFETTO_PORT} and open it in {server.PERFETTO_UI} "
                         "(stops once the trace has been fetched, or on Ctrl-C)")
