@@ -155,6 +155,18 @@ if __name__ == "__main__":
         check("it is placed at the job's time 0 (the earliest session start)", kernels == expected,
               f"{kernels[:3]} vs {expected[:3]}")
 
+        # A file that is no export: an error naming it, no archive and no scratch left behind.
+        not_export = os.path.join(tmp, "notes.sqlite")
+        sqlite3.connect(not_export).execute("create table notes (x)").connection.close()
+        bad = os.path.join(tmp, "bad.tar")
+        try:
+            job.convert_job([reports[0], not_export], bad, jobs=2, progress=False)
+            check("a file that is no export is an error", False)
+        except RuntimeError as e:
+            check("a file that is no export: an error naming it", "notes.sqlite" in str(e), str(e))
+        check("no archive and no scratch directory left", not os.path.exists(bad) and
+              not [f for f in os.listdir(tmp) if f.startswith(".nsystrace-job-")], os.listdir(tmp))
+
         # The single-trace merge past 11 reports names the archive form.
         done = subprocess.run([sys.executable, "-m", "nsystrace", *reports[:12], "-o", os.path.join(tmp, "all.pftrace")],
                               capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.path.dirname(package)})

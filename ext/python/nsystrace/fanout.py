@@ -47,6 +47,13 @@ def report_info(path):
     """What a job needs to know of a report before converting it: its session start (UTC ns, or None: exports
     before 2021 have none), its host name (None when the export does not say) and its rank (None when neither the
     export nor the file name says). Plain SQL: no extension needed."""
+    try:
+        return _report_info(path)
+    except sqlite3.Error as e:
+        raise report_error(path, e) from None
+
+
+def _report_info(path):
     conn = open_report(path, extension=False)
     try:
         tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
@@ -70,6 +77,14 @@ def report_info(path):
         m = RANK_IN_NAME.search(os.path.basename(path))
         rank = int(m.group(1)) if m else None
     return {"path": path, "session_start_utc_ns": start, "host": host, "rank": rank}
+
+
+def report_error(path, error):
+    """An error about one report, as one line that names it once."""
+    message = str(error)
+    if message.startswith("nsystrace: "):
+        message = message[len("nsystrace: "):]
+    return RuntimeError(message if path in message or os.path.basename(path) in message else f"{path}: {message}")
 
 
 class Progress:

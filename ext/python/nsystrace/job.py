@@ -115,8 +115,7 @@ def convert_report(task):
             finally:
                 conn.close()
     except (sqlite3.Error, OSError) as e:
-        message = str(e)
-        raise RuntimeError(message if path in message else f"{path}: {message}") from None
+        raise fanout.report_error(path, e) from None
     if not record:
         raise RuntimeError(f"{path}: the extension kept no record of the trace it wrote")
     return json.loads(record)

@@ -83,7 +83,7 @@ def run_script(task):
         finally:
             conn.close()
     except sqlite3.Error as e:
-        raise RuntimeError(f"{path}: {e}") from None
+        raise fanout.report_error(path, e) from None
     if columns is None:
         raise RuntimeError(f"{path}: the recipe returns no rows (no SELECT)")
     return columns, [tuple(r) for r in rows]
@@ -159,7 +159,7 @@ def summarize_report(task):
         finally:
             conn.close()
     except sqlite3.Error as e:
-        raise RuntimeError(f"{path}: {e}") from None
+        raise fanout.report_error(path, e) from None
     return ({"gpus": gpus, "busy": busy, "idle": idle, "nccl": nccl, "first": first, "last": last},
             [tuple(s) for s in steps])
 
