@@ -301,7 +301,8 @@ def size_warning(db, options, fmt, profiles):
                    "Perfetto's trace processor is not on PATH: get trace_processor_shell from "
                    "https://get.perfetto.dev/trace_processor, run `trace_processor_shell --httpd TRACE` and open "
                    "ui.perfetto.dev, which uses it as its native accelerator (--open starts it when it is on PATH)")
-    return (f"warning: {', '.join(options.profiles)} hold about {events / 1e6:.1f} M events"
+    return (f"warning: {', '.join(options.profiles)} {'hold' if len(profiles) > 1 else 'holds'} about "
+            f"{events / 1e6:.1f} M events"
             f"{' before ' + ', '.join(narrowed) + ' narrow them' if narrowed else ''}; opening their trace in a "
             f"browser tab would take about {need / 1e9:.1f} GB of memory, more than a tab has "
             f"({BROWSER_TAB_BYTES / 1e9:.0f} GB). To open it: narrow it (a window with --start/--end, fewer "
