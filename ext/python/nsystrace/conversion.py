@@ -19,6 +19,10 @@ from nsystrace.errors import ConversionFailed, Failure
 
 KINDS = ["nvtx", "cuda_api", "kernel", "memcpy", "memset", "sync", "nvtx_kernel", "osrt", "sched", "cuda_event",
          "diagnostic", "graph", "cudnn", "cublas", "mpi", "cuda_graph", "gpu_metric", "cpu_sample"]
+# How trace_events numbers processes (docs/sql-reference.md: Tracks; Several reports on one timeline): a GPU's rows
+# are drawn under pid 2^24 + its device id, and report r adds r * 2^25 to its pids.
+GPU_PID_BASE = 1 << 24
+REPORT_PID_STRIDE = 1 << 25
 PERFETTO_SUFFIXES = (".pftrace", ".perfetto-trace", ".pb", ".pftrace.gz", ".perfetto-trace.gz")
 JSON_SUFFIXES = (".json", ".json.gz")
 
@@ -99,7 +103,9 @@ def where_clause(options, schemas):
     if options.end is not None:
         terms.append(f"ts <= {options.end}")
     if options.pid or options.gpu:
-        cpu = f"pid in ({', '.join(map(str, options.pid))})" if options.pid else "1"
+        # A process's pid as trace_events gives it in each report (report r's pids are offset by r * 2^25).
+        pids = [p + r * REPORT_PID_STRIDE for r in range(len(schemas)) for p in options.pid]
+        cpu = f"pid in ({', '.join(map(str, pids))})" if options.pid else "1"
         gpu = f"device_id in ({', '.join(map(str, options.gpu))})" if options.gpu else "1"
         terms.append(f"((device_id is null and {cpu}) or (device_id is not null and {gpu}))")
     if options.nvtx_prefix:
@@ -176,8 +182,6 @@ def lane_name(thread_name, lane):
 
 
 
-GPU_PID_BASE = 1 << 24      # a GPU's rows are drawn under pid 2^24 + its device id (README, Tracks)
-REPORT_PID_STRIDE = 1 << 25  # report r adds r * 2^25 to its pids (README, Several reports on one timeline)
 
 # What opening a trace in ui.perfetto.dev costs, per event, measured on the 200x profile (tests/bench/RESULTS.md:
 # the trace processor's peak memory importing it, 1831 MB for the .pftrace, 3805 MB for the JSON, of 8.37 M events);
@@ -210,7 +214,9 @@ def check_choices(db, options, profiles_text):
         probes.append((("kind", kind), f"exists(select 1 from trace_events where kind = {sql_string(kind)} and "
                                        f"derived = {derived}{schemas})"))
     for pid in options.pid:
-        probes.append((("pid", pid), f"exists(select 1 from trace_events where pid = {int(pid)}{schemas})"))
+        probes.append((("pid", pid), "(" + " or ".join(
+            f"exists(select 1 from trace_events where pid = {int(pid) + r * REPORT_PID_STRIDE} and "
+            f"schema = {sql_string(schema)})" for r, schema in enumerate(db.schemas)) + ")"))
     for gpu in options.gpu:
         probes.append((("gpu", gpu), "(" + " or ".join(
             f"exists(select 1 from trace_events where pid = {GPU_PID_BASE + int(gpu) + r * REPORT_PID_STRIDE} and "
