@@ -249,6 +249,8 @@ try:
         check(f"the page writes what the command writes ({' '.join(flags) or 'every event'})",
               page["state"] == "done" and events is not None and page["events"] == int(events.group(1)) and
               page["bytes"] == os.path.getsize(mine), f"{page} / {r.stdout} {r.stderr}")
+    check("the page's 'open in Perfetto' link enables the GPU plugins", page.get("perfetto", "").endswith(
+        "&enablePlugins=com.meta.GpuCompute,dev.perfetto.GpuByProcess"), page.get("perfetto"))
     traces = glob.glob(os.path.join(child_tmp, "nsystrace-serve-*", "*"))
     check("the page keeps only the last conversion's trace", [os.path.basename(t) for t in traces] == [page["name"]],
           str(traces))

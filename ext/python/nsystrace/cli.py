@@ -70,7 +70,8 @@ def parser():
     p.add_argument("--start", type=time_argument, help="keep events starting at or after this time")
     p.add_argument("--end", type=time_argument, help="keep events starting at or before this time")
     p.add_argument("--pid", type=int, action="append", default=[],
-                   help="keep this process's CPU events, not other processes' (repeatable; GPU work stays unless --gpu)")
+                   help="keep this process's CPU events, not other processes' (repeatable; GPU work stays unless "
+                        "--gpu; with several reports, that pid in each)")
     p.add_argument("--gpu", type=int, action="append", default=[],
                    help="keep this GPU's work, not other GPUs' (repeatable; CPU events stay unless --pid)")
     p.add_argument("--nvtx-prefix", help="keep only the NVTX ranges whose name starts with this")

@@ -251,12 +251,13 @@ def check_choices(db, options, profiles_text):
     problems = []
     for what, value in missing:
         if what == "kind":
+            why = "; nvtx_kernel needs NVTX ranges and the GPU work they launched" if value == "nvtx_kernel" else ""
             problems.append(f"--kinds {value}: no {value} events in {profiles_text}; its kinds: "
-                            f"{listing(f'{k} ({n})' for k, n in sorted(kinds.items()))}"
-                            f"{'; nvtx_kernel needs nvtx ranges and the GPU work they launched' if value == 'nvtx_kernel' else ''}")
+                            f"{listing(f'{k} ({n})' for k, n in sorted(kinds.items()))}{why}")
         elif what == "pid":
+            busiest = sorted(processes.items(), key=lambda item: -item[1][1])
             problems.append(f"--pid {value}: no process {value} in {profiles_text}; its processes: "
-                            f"{listing(f'{p} {n!r} ({c} events)' for p, (n, c) in sorted(processes.items(), key=lambda i: -i[1][1])) or 'none'}")
+                            f"{listing(f'{p} {n!r} ({c} events)' for p, (n, c) in busiest) or 'none'}")
         elif what == "gpu":
             problems.append(f"--gpu {value}: no GPU {value} in {profiles_text}; its GPUs: "
                             f"{listing(n or f'GPU {d}' for d, n in sorted(gpus.items())) or 'none'}")

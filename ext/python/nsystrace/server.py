@@ -50,7 +50,8 @@ def is_loopback_host(headers, port):
 def perfetto_link(url=None):
     """The ui.perfetto.dev deep link that opens the trace at url (none: the trace processor's, the native
     accelerator), with the GPU plugins enabled."""
-    args = ([f"url={urllib.parse.quote(url, safe='')}"] if url else []) + [f"enablePlugins={','.join(PERFETTO_PLUGINS)}"]
+    args = [f"url={urllib.parse.quote(url, safe='')}"] if url else []
+    args.append(f"enablePlugins={','.join(PERFETTO_PLUGINS)}")
     return f"{PERFETTO_UI}/#!/?{'&'.join(args)}"
 
 
