@@ -65,6 +65,10 @@ for what, args, expected in (
     check(f"{what}: exit 2, what exists listed, nothing written",
           r.returncode == 2 and all(e in r.stderr for e in expected) and named and not os.path.exists(out) and
           not left_behind() and "nsystrace: nsystrace:" not in r.stderr, r.stderr)
+r = run(profile, "-o", out, "--kinds", "nvtx", "--nvtx-prefix", "zzz")
+check("choices that each name something but nothing together: exit 2, said, nothing written",
+      r.returncode == 2 and "matches all of these choices together" in r.stderr and profile in r.stderr and
+      not os.path.exists(out) and not left_behind(), r.stderr)
 check("the processes listed are the profile's", all(n == "python3" for n in names) and len(names) == 2, str(names))
 
 # Files that are not profiles, named in the message; given twice; twelve reports.

@@ -349,6 +349,9 @@ def write_trace(options, warn=lambda text: print(f"nsystrace: {text}", file=sys.
             message = str(e)
             if "interrupted" in message:
                 raise KeyboardInterrupt()
+            if "selected no rows" in message:  # each choice names something, but not together
+                raise Failure(f"no event of {profiles_text} matches all of these choices together; nothing was "
+                              "written")
             named = any(p in message for p in options.profiles) or options.output in message or out in message
             raise ConversionFailed(message if named else f"{message} (converting {profiles_text} to "
                                                          f"{options.output})")
