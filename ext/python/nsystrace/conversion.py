@@ -183,10 +183,11 @@ def lane_name(thread_name, lane):
 
 
 
-# What opening a trace in ui.perfetto.dev costs, per event, measured on the 200x profile (tests/bench/RESULTS.md:
-# the trace processor's peak memory importing it, 1831 MB for the .pftrace, 3805 MB for the JSON, of 8.37 M events);
-# and what a browser tab holds (its WebAssembly memory).
-IMPORT_BYTES_PER_EVENT = {"perfetto": 219, "json": 454}
+# What opening a trace in ui.perfetto.dev costs, per row of the profile's event tables (what estimated_events
+# counts), measured on the 200x profile (tests/bench/RESULTS.md: the trace processor's peak memory importing its
+# whole trace, 1831 MB for the .pftrace, 3805 MB for the JSON; 6.45 M stored rows, 8.37 M events with the NVTX GPU
+# projection); and what a browser tab holds (its WebAssembly memory).
+IMPORT_BYTES_PER_EVENT = {"perfetto": 284, "json": 590}
 BROWSER_TAB_BYTES = 2_000_000_000
 # Below this many bytes of profiles, no trace of them comes near a tab's memory (an event takes more than 25 bytes
 # of a profile), so the estimate is not made.
@@ -234,26 +235,34 @@ def check_choices(db, options, profiles_text):
     missing = [what for (what, _), ok in zip(probes, found) if not ok]
     if not missing:
         return
-    # What is there, for the message: kinds with their counts, GPUs, processes with their names, the time span.
-    rows = db.rows("select kind, device_id, case when device_id is null then pid end, max(process_name), count(*), "
-                   f"min(ts), max(ts + coalesce(dur, 0)) from trace_events where derived = 0{schemas} "
-                   "group by 1, 2, 3")
-    kinds, gpus, processes = {}, {}, {}
-    first, last = None, None
-    for kind, device, pid, name, n, t0, t1 in rows:
-        kinds[kind] = kinds.get(kind, 0) + n
-        if device is not None:
-            gpus.setdefault(device, name)
-        elif pid is not None:
-            processes.setdefault(pid, [name, 0])[1] += n
-        first = t0 if first is None else min(first, t0)
-        last = t1 if last is None else max(last, t1)
+    # What is there, for the message, each list only when needed, as cheaply as it can be had: the kinds by a probe
+    # each (one table each, first row), the GPUs from the tables of GPU work, the processes and the time span from
+    # a scan of every row.
+    whats = {what for what, _ in missing}
+    kinds, gpus, processes = [], {}, {}
+    first = last = None
+    if "kind" in whats:
+        stored = [k for k in KINDS if k != "nvtx_kernel"]
+        found = db.rows("select " + ", ".join(f"exists(select 1 from trace_events where kind = {sql_string(k)} and "
+                                             f"derived = 0{schemas})" for k in stored))[0]
+        kinds = [k for k, ok in zip(stored, found) if ok]
+    if "gpu" in whats:
+        gpus = dict(db.rows("select device_id, max(process_name) from trace_events where kind in ('kernel', "
+                            f"'memcpy', 'memset') and derived = 0{schemas} group by 1"))
+    if "pid" in whats or "window" in whats:
+        for pid, name, n, t0, t1 in db.rows(
+                "select case when device_id is null then pid end, max(process_name), count(*), min(ts), "
+                f"max(ts + coalesce(dur, 0)) from trace_events where derived = 0{schemas} group by 1"):
+            if pid is not None:
+                processes[pid] = [name, n]
+            first = t0 if first is None else min(first, t0)
+            last = t1 if last is None else max(last, t1)
     problems = []
     for what, value in missing:
         if what == "kind":
             why = "; nvtx_kernel needs NVTX ranges and the GPU work they launched" if value == "nvtx_kernel" else ""
             problems.append(f"--kinds {value}: no {value} events in {profiles_text}; its kinds: "
-                            f"{listing(f'{k} ({n})' for k, n in sorted(kinds.items()))}{why}")
+                            f"{', '.join(kinds) or 'none'}{why}")
         elif what == "pid":
             busiest = sorted(processes.items(), key=lambda item: -item[1][1])
             problems.append(f"--pid {value}: no process {value} in {profiles_text}; its processes: "
@@ -309,7 +318,7 @@ def size_warning(db, options, fmt, profiles):
                    "https://get.perfetto.dev/trace_processor, run `trace_processor_shell --httpd TRACE` and open "
                    "ui.perfetto.dev, which uses it as its native accelerator (--open starts it when it is on PATH)")
     return (f"warning: {', '.join(options.profiles)} {'hold' if len(profiles) > 1 else 'holds'} about "
-            f"{events / 1e6:.1f} M events"
+            f"{events / 1e6:.1f} M stored events"
             f"{' before ' + ', '.join(narrowed) + ' narrow them' if narrowed else ''}; opening their trace in a "
             f"browser tab would take about {need / 1e9:.1f} GB of memory, more than a tab has "
             f"({BROWSER_TAB_BYTES / 1e9:.0f} GB). To open it: narrow it (a window with --start/--end, fewer "
