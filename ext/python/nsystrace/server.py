@@ -215,8 +215,9 @@ class Job:
             self.changed.wait_for(lambda: (self.state, self.progress) != before, timeout=wait_seconds)
             out = {"job": self.number, "state": self.state, "progress": self.progress, "error": self.error}
             if self.state == "done":
+                path = self.result["path"]  # removed once a later conversion is done
                 out.update({"trace": "/traces/" + urllib.parse.quote(self.name), "name": self.name,
-                            "bytes": os.path.getsize(self.result["path"]),
+                            "bytes": os.path.getsize(path) if os.path.exists(path) else None,
                             "events": sum(n for _, n in self.result["kinds"]),
                             "seconds": round(self.result["seconds"], 2),
                             "perfetto": perfetto_link(
