@@ -21,6 +21,11 @@ SUBCOMMANDS = {
     "serve": "nsystrace.serve",
 }
 
+# Outputs that are not one trace (the job's archive, `-o job.tar`): the output's suffix -> the module that writes
+# it, whose write(args) returns the exit status (args: the conversion's arguments, as parsed). One line each.
+OUTPUTS_OF_THEIR_OWN = {
+}
+
 EPILOG = """
 examples:
   nsystrace prof.sqlite                         writes prof.pftrace beside it (Perfetto's own format)
@@ -97,6 +102,9 @@ def convert(args):
     """The command without a subcommand: converts, prints the summary, and with --open serves the trace."""
     if args.output is None:
         args.output = os.path.splitext(args.profiles[0])[0] + ".pftrace"
+    for suffix, name in OUTPUTS_OF_THEIR_OWN.items():
+        if args.output.lower().endswith(suffix):
+            return importlib.import_module(name).write(args)
     warnings = []
 
     def warn(text):
