@@ -202,10 +202,21 @@ b.commit()
 b.close()
 
 
-def interrupted(sig, args, what):
+# The command as a Python that cannot load extensions runs it: through the sqlite3 shell.
+WITHOUT_EXTENSION_LOADING = """
+import sys, nsystrace, nsystrace.cli
+def refuse(conn):
+    raise nsystrace.ExtensionLoadingUnsupported("simulated")
+nsystrace.load = refuse
+sys.exit(nsystrace.cli.main(sys.argv[1:]))
+"""
+
+
+def interrupted(sig, args, what, through_the_shell=False):
     """Starts the command, sends sig once its trace is being written (its .partial file exists), and checks."""
     trace = os.path.join(work, "interrupted.json.gz")
-    p = subprocess.Popen([command, *args, "-o", trace], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    start = [sys.executable, "-c", WITHOUT_EXTENSION_LOADING] if through_the_shell else [command]
+    p = subprocess.Popen([*start, *args, "-o", trace], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env, cwd=work)
     deadline = time.monotonic() + 120
     while not glob.glob(trace + ".*.partial") and p.poll() is None and time.monotonic() < deadline:
@@ -223,6 +234,8 @@ def interrupted(sig, args, what):
 
 interrupted(signal.SIGINT, [big], "Ctrl-C (SIGINT)")
 interrupted(signal.SIGTERM, [big, "--no-gpu-projection"], "SIGTERM")
+interrupted(signal.SIGINT, [big, "--no-gpu-projection"], "Ctrl-C through the sqlite3 shell (no extension loading)",
+            through_the_shell=True)
 
 # The page: the same trace as the command for the same choices, its progress, its cancel, its cleanup.
 server = subprocess.Popen([command, "serve", profile, big, "--port", "0"], stdout=subprocess.PIPE,
