@@ -25,7 +25,7 @@ import zipfile
 
 import nsystrace
 from nsystrace import fanout
-from nsystrace.errors import Failure
+from nsystrace.errors import ConversionFailed, Failure
 
 ARCHIVE_SUFFIXES = (".tar", ".zip")
 MANIFEST_NAME = "perfetto_manifest.json"
@@ -183,23 +183,23 @@ def convert_job(profiles, output, jobs=None, where=DEFAULT_WHERE, progress=None,
             "machines": machines, "bytes": os.path.getsize(out), "seconds": meter.elapsed()}
 
 
-def too_many_reports_hint(count):
-    """What the single-trace merge says past SQLite's limit of attached databases."""
-    return (f"one trace merges at most 11 reports (SQLite's limit of 10 ATTACHed databases) and {count} were given; "
-            "convert them into an archive of per-report traces instead, which Perfetto merges onto one timeline: "
-            "nsystrace REPORTS... -o job.tar (or .zip)")
-
-
-def command(args, where):
-    """`nsystrace REPORTS... -o job.tar [-j N]`: the archive and a summary on stdout; returns the exit status."""
+def write(args):
+    """`nsystrace REPORTS... -o job.tar [-j N] [--scheduler ADDRESS]` (cli.OUTPUTS_OF_THEIR_OWN): the archive, with
+    the conversion's options applied to each report, and a summary on stdout; returns the exit status."""
     if any(p.lower().endswith(".nsys-rep") for p in args.profiles):
         raise Failure("an archive is made from .sqlite exports: export each .nsys-rep first (nsys export --type "
                       "sqlite)")
+    if args.open:
+        raise Failure("--open opens one trace; open the archive by dropping it on https://ui.perfetto.dev")
+    from nsystrace import conversion
+    where = conversion.where_clause(conversion.Options.of(args), ["main"])
     try:
-        summary = convert_job(args.profiles, args.output, jobs=getattr(args, "jobs", None), where=where,
-                              progress=args.progress, scheduler=getattr(args, "scheduler", None))
-    except (ValueError, RuntimeError, FileNotFoundError) as e:
+        summary = convert_job(args.profiles, args.output, jobs=args.jobs, where=where, progress=args.progress,
+                              scheduler=args.scheduler)
+    except (ValueError, FileNotFoundError) as e:
         raise Failure(str(e)) from None
+    except RuntimeError as e:  # a report's conversion failed; the message names it
+        raise ConversionFailed(str(e)) from None
     size = summary["bytes"]
     shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.1f} kB"
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(summary["event_counts"].items())) or "no events"

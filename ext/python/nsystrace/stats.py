@@ -17,7 +17,7 @@ import re
 import sqlite3
 
 from nsystrace import fanout
-from nsystrace.errors import Failure
+from nsystrace.errors import ConversionFailed, Failure
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_TREE = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..")
@@ -296,6 +296,8 @@ def run(args):
                     output = output[:-4] + ".steps.csv"
                 write_table(columns, rows, output, table, args.profiles)
                 print(f"nsystrace: wrote {len(rows)} rows of {table} to {output}")
-    except (StatsError, RuntimeError, FileNotFoundError, ValueError) as e:
+    except (StatsError, FileNotFoundError, ValueError) as e:
         raise Failure(str(e)) from None
+    except RuntimeError as e:  # the recipe failed on a report; the message names it
+        raise ConversionFailed(str(e)) from None
     return 0
