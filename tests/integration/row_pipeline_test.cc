@@ -235,9 +235,7 @@ TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryFixture) {
   testdb::TempDir tmp("nsystrace_fixtures");
   std::vector<std::string> scripts = testdb::fixture_scripts();
   ASSERT_GT(scripts.size(), 10u);
-  // Under the sanitizers (NSYSTRACE_GRID_STRIDE), a sample: every stride-th fixture.
-  const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
-  const size_t stride = env ? std::max(1, std::atoi(env)) : 1;
+  const size_t stride = testdb::sanitizer_stride();  // under the sanitizers, a sample: every stride-th fixture
   for (size_t i = 0; i < scripts.size(); i += stride) {
     const std::string& script = scripts[i];
     testdb::Db db(fixture_file(tmp, script));
@@ -252,8 +250,7 @@ TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryFixture) {
 // is a file, ATTACHed a second time as another report.
 TEST(RowPipeline, ReadersOnThreadsGiveSqlitesAnswerOnTheQueryGrid) {
   ReadersOnThreads every_table;
-  const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
-  const size_t stride = 16 * (env ? std::max(1, std::atoi(env)) : 1);  // a sample: the full grid runs without threads
+  const size_t stride = 16 * testdb::sanitizer_stride();  // a sample: the full grid runs without threads
   testdb::TempDir tmp("nsystrace_fixtures");
   size_t phase = 0;
   for (const std::string& script : testdb::fixture_scripts()) {
@@ -270,9 +267,7 @@ TEST(RowPipeline, ReadersOnThreadsGiveSqlitesAnswerOnTheQueryGrid) {
 
 TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryRealExport) {
   if (testdb::real_exports().empty()) GTEST_SKIP() << "../shared/fixtures/real is absent: no real exports to check";
-  // Under the sanitizers (NSYSTRACE_GRID_STRIDE), a sample: every stride-th export.
-  const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
-  const size_t stride = env ? std::max(1, std::atoi(env)) : 1;
+  const size_t stride = testdb::sanitizer_stride();  // under the sanitizers, a sample: every stride-th export
   const std::vector<std::string> exports = testdb::real_exports();
   ReadersOnThreads every_table;
   for (size_t i = 0; i < exports.size(); i += stride) {

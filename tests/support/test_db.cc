@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <stdlib.h>
 
@@ -130,6 +131,17 @@ std::vector<std::string> real_exports() {
     closedir(d);
   }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+size_t sanitizer_stride() {
+  const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
+  return env ? static_cast<size_t>(std::max(1, std::atoi(env))) : 1;
+}
+
+std::vector<std::string> sampled_under_sanitizers(const std::vector<std::string>& all) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < all.size(); i += sanitizer_stride()) out.push_back(all[i]);
   return out;
 }
 

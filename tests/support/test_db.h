@@ -13,6 +13,10 @@ std::string source_dir();
 std::string shared_fixtures_dir();
 // The file names (*.sqlite) of the real exports in shared_fixtures_dir(), sorted; none when it is absent.
 std::vector<std::string> real_exports();
+// Under the sanitizers (tests/run_all.sh sets NSYSTRACE_GRID_STRIDE), the slow comparisons run a sample: every
+// stride-th item, instantiated as such (not skipped); the Release pass runs them all. 1 when it is not set.
+size_t sanitizer_stride();
+std::vector<std::string> sampled_under_sanitizers(const std::vector<std::string>& all);
 // Our own profiles, as paths relative to source_dir(): examples/example_profile.sql first, then
 // tests/fixtures/*.sql sorted.
 std::vector<std::string> fixture_scripts();
