@@ -4,7 +4,8 @@
 # Chrome trace: build/example_trace.json, ready for https://ui.perfetto.dev or chrome://tracing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages="libsqlite3-dev sqlite3 libfmt-dev libgtest-dev zlib1g-dev cmake g++ clang libclang-rt-14-dev"
+# The build, and the test suite (tests/run_all.sh): clang for its fuzzers, Dask for the job tests.
+packages="libsqlite3-dev sqlite3 libfmt-dev libgtest-dev zlib1g-dev cmake g++ clang libclang-rt-14-dev python3-distributed"
 missing=$(for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
