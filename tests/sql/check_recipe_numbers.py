@@ -10,6 +10,7 @@ nanoseconds; rounding is SQLite's round(), as in the recipes. Prints 'N passed, 
 """
 import bisect
 import json
+import re
 import os
 import sqlite3
 import subprocess
@@ -302,13 +303,23 @@ def cuda_api_sum(raw):
     return [r[:-1] for r in sorted(rows, key=lambda r: (-r[1], r[-1]))]
 
 
+def pytorch_call_fields_removed(name):
+    """A range name without PyTorch's per-call fields: ', input_op_ids = ...' to the end, ', seq = N', ', op_id = N'."""
+    name = re.sub(r", input_op_ids = .*$", "", name, flags=re.S)
+    name = re.sub(r", seq = [0-9]*", "", name, count=1)
+    return re.sub(r", op_id = [0-9]*", "", name, count=1)
+
+
 def nvtx_gpu_time(raw):
-    by = defaultdict(list)
+    by, raw_names = defaultdict(list), defaultdict(set)
     for name, dom, s, e, gs, ge, k, op_time, busy in projection(raw):
-        by[(dom + ":" if dom else "") + name].append((busy, op_time, ge - gs, e - s, k))
+        key = (dom + ":" if dom else "") + pytorch_call_fields_removed(name)
+        by[key].append((busy, op_time, ge - gs, e - s, k))
+        raw_names[key].add((dom, name))
     rows = sorted(by.items(), key=lambda kv: (-sum(r[0] for r in kv[1]), kv[0]))[:20]
     return [[name, len(r)] + [raw.round(sum(x[i] for x in r) / 1e6, 3) for i in range(4)] +
-            [sum(x[4] for x in r), raw.round(sum(x[0] for x in r) / len(r) / 1e3, 1)] for name, r in rows]
+            [sum(x[4] for x in r), raw.round(sum(x[0] for x in r) / 1e3 / len(r), 1), len(raw_names[name])]
+            for name, r in rows]
 
 
 def gpu_busy(raw, bucket_ns=100_000_000):
@@ -318,7 +329,7 @@ def gpu_busy(raw, bucket_ns=100_000_000):
     busy = {d: union(v) for d, v in per_device.items()}
     if not busy:
         return []
-    t0 = min(0, min(b[0][0] for b in busy.values()))  # the profile's start, or earlier GPU work
+    t0 = min(b[0][0] for b in busy.values())  # the first GPU operation: the span holding GPU work only
     buckets = defaultdict(lambda: defaultdict(int))
     for d, intervals in busy.items():
         for s, e in intervals:
@@ -382,22 +393,24 @@ def sweep(raw):  # one report (main)
     return [[what, "main", n, raw.round(ns / 1e6, 3)] for what, (n, ns) in sorted(rows.items())]
 
 
-def sample_stacks(raw):
+def sample_stacks(raw, unresolved_by_module=False):
     """{COMPOSITE_EVENTS id: (globalTid, start, [(symbol, module), ...] innermost first)}"""
     if not raw.has("COMPOSITE_EVENTS"):
         return {}
     samples = {i: (g, s, []) for i, g, s in raw.rows("select id, globalTid, start from COMPOSITE_EVENTS")}
     if raw.has("SAMPLING_CALLCHAINS"):
-        for i, sym, mod in raw.rows(f"select id, {raw.string('symbol')}, {raw.string('module')} "
-                                    "from SAMPLING_CALLCHAINS order by id, stackDepth"):
+        # unresolved_by_module: a frame nsys did not resolve (its symbol an address) is '[unresolved]' in its module.
+        unresolved = "unresolved" if raw.has("SAMPLING_CALLCHAINS", "unresolved") else "0"
+        for i, sym, mod, u in raw.rows(f"select id, {raw.string('symbol')}, {raw.string('module')}, "
+                                       f"coalesce({unresolved}, 0) from SAMPLING_CALLCHAINS order by id, stackDepth"):
             if i in samples:
-                samples[i][2].append((sym, mod))
+                samples[i][2].append(("[unresolved]" if u and unresolved_by_module else sym, mod))
     return samples
 
 
 def cpu_hotspots(raw, top_n=10):
     threads = defaultdict(list)
-    for g, _, frames in sample_stacks(raw).values():
+    for g, _, frames in sample_stacks(raw, unresolved_by_module=True).values():
         threads[((g >> 24) & 0xFFFFFF, g & 0xFFFFFF)].append(frames)
     out = []
     for (pid, tid), stacks in sorted(threads.items(), key=lambda kv: (-len(kv[1]), kv[0])):
