@@ -663,6 +663,52 @@ def expert_shown(r):  # the recipe's row as the reference has it: no detail, no 
     return [r[0], None if r[0] == "cuda_api_sync" else r[1]] + r[2:6]
 
 
+
+def stable_name(name):
+    """A name as sql/diff.sql matches it across runs: without PyTorch's per-call fields, addresses (0x and 4 or more
+    hex digits, at the start of a word) as 0x?."""
+    name = pytorch_call_fields_removed(name)
+    return re.sub(r"(?<![0-9A-Za-z_])0x[0-9a-fA-F]{4,}", "0x?", name)
+
+
+def diff_sides(raw):
+    """{(kind, stable name): (count, total ns)} for kernels and NVTX ranges of one report, from the raw tables."""
+    out = defaultdict(lambda: [0, 0])
+    for kind, d, name, s, e, g, c in gpu_ops(raw):
+        if kind == "kernel":
+            r = out[("kernel", stable_name(name))]
+            r[0] += 1
+            r[1] += e - s
+    if raw.has("NVTX_EVENTS"):
+        domains = nvtx_domains(raw)
+        text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
+        for name, dom, g, s, e in raw.rows(f"select {text}, coalesce(domainId, 0), coalesce(globalTid, 0), start, "
+                                           "\"end\" from NVTX_EVENTS where eventType in (59, 60, 70, 71) "
+                                           "and start is not null and \"end\" is not null"):
+            dom_name = domains.get((g & ~0xFFFFFF, dom)) if dom else None
+            r = out[("nvtx", stable_name((dom_name + ":" if dom_name else "") + name))]
+            r[0] += 1
+            r[1] += max(0, e - s)
+    return out
+
+
+def diff_rows(before, after):
+    """sql/diff.sql's kernel and NVTX rows, from the raw tables of the two reports (unordered)."""
+    b, a = diff_sides(before), diff_sides(after)
+    rows = []
+    for key in set(b) | set(a):
+        (nb, tb), (na, ta) = b.get(key, (0, 0)), a.get(key, (0, 0))
+        rows.append([key[0], key[1], nb, na, tb, ta, ta - tb, before.round(100.0 * (ta - tb) / tb, 1) if tb else None,
+                     "new" if nb == 0 else "vanished" if na == 0 else ""])
+    return rows
+
+
+def run_diff(before, after):
+    out = subprocess.run([SQLITE3, "-json", "-bail", ":memory:", "-cmd", f".load {EXTENSION}",
+                          f"attach 'file:{before}?mode=ro' as before", f"attach 'file:{after}?mode=ro' as after",
+                          f".read {RECIPES}/diff.sql"], capture_output=True, text=True, check=True).stdout
+    return [list(row.values()) for row in json.loads(out)] if out.strip() else []
+
 CHECKS = {
     "top_kernels.sql": (top_kernels, lambda r: r),
     "memcpy_bandwidth.sql": (memcpy_bandwidth, lambda r: r[2:]),  # copies and numbers; labels are the catalog's
@@ -700,5 +746,18 @@ for profile in PROFILES:
             print(f"FAILED: {recipe} on {profile.rsplit('/', 1)[-1]}: {len(ours)} rows, reference {len(expected)}; "
                   f"first difference at row {bad}: {ours[bad] if bad < len(ours) else None} != "
                   f"{expected[bad] if bad < len(expected) else None}")
+# sql/diff.sql on each profile and the next (and the last and the first): its kernel and NVTX rows against the
+# reference, as sets; the 'event' rows (every kind) are the catalog's and are left out.
+for before_path, after_path in zip(PROFILES, PROFILES[1:] + PROFILES[:1]):
+    ours = sorted((r[:9] for r in run_diff(before_path, after_path) if r[0] != "event"), key=repr)
+    expected = sorted(diff_rows(Raw(before_path), Raw(after_path)), key=repr)
+    if ours == expected:
+        passed += 1
+    else:
+        failed += 1
+        bad = next((i for i, (a, b) in enumerate(zip(ours, expected)) if a != b), min(len(ours), len(expected)))
+        print(f"FAILED: diff.sql on {before_path.rsplit('/', 1)[-1]} -> {after_path.rsplit('/', 1)[-1]}: {len(ours)} "
+              f"rows, reference {len(expected)}; first difference at row {bad}: "
+              f"{ours[bad] if bad < len(ours) else None} != {expected[bad] if bad < len(expected) else None}")
 print(f"check_recipe_numbers: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -62,6 +62,17 @@ then passed=$((passed + 1)); else echo "FAILED: gpu_time_util findings on gpu_ca
 check "kernel types" kernel_breakdown.sql '$1 == "GEMM" && $2 == 2 && $3 == 200000 && $6 == "ampere_sgemm_128x64_tn"' "$g"
 check "launch delay" launch_stats.sql '$1 == "ncclDevKernel_AllReduce_Sum_f32_RING_LL" && $5 == 58000' "$g"
 check "PyTorch names grouped" nvtx_gpu_time.sql '$1 == "aten::mm" && $2 == 2 && $9 == 2' "$g"
+# Before / after (sql/diff.sql): gpu_causes_after.sql's changes, and nothing else, by construction (its header).
+cat "$src/tests/fixtures/gpu_causes.sql" "$src/tests/fixtures/gpu_causes_after.sql" | "$sqlite3_bin" "$tmp/gpu_causes_after.sqlite"
+diff_out=$("$sqlite3_bin" -csv :memory: -cmd ".load $so" "attach '$g' as before" \
+  "attach '$tmp/gpu_causes_after.sqlite' as after" ".read $src/sql/diff.sql")
+changed=$(awk -F, '$7 != 0 { print $1 "," $2 "," $3 "," $4 "," $5 "," $6 "," $7 "," $8 "," $9 }' <<<"$diff_out")
+expected='event,kernel,5,5,330000,450000,120000,36.4,""
+kernel,ampere_sgemm_128x64_tn,2,2,200000,300000,100000,50.0,""
+kernel,triton_poi_fused_add_0,0,1,0,30000,30000,,new
+kernel,reduce_kernel,1,0,10000,0,-10000,-100.0,vanished'
+if [ "$changed" = "$expected" ] && grep -q '^nvtx,aten::mm,2,2,12500,12500,0,0.0,"",' <<<"$diff_out"; then
+  passed=$((passed + 1)); else echo "FAILED: diff.sql on gpu_causes -> gpu_causes_after: $diff_out"; failed=$((failed + 1)); fi
 # One table of kernel types: gpu_time_breakdown.sql holds kernel_breakdown.sql's, unchanged.
 types() { sed -n '/-- BEGIN kernel_types/,/-- END kernel_types/p' "$src/sql/$1"; }
 if [ -n "$(types kernel_breakdown.sql)" ] && [ "$(types kernel_breakdown.sql)" = "$(types gpu_time_breakdown.sql)" ]; then

@@ -21,6 +21,7 @@ from nsystrace.errors import Failure
 
 # `nsystrace NAME ...` -> the module that runs it. One line each, in alphabetical order.
 SUBCOMMANDS = {
+    "diff": "nsystrace.diff",
     "serve": "nsystrace.serve",
 }
 
