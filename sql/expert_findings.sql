@@ -5,8 +5,8 @@
 --                      it, so it is synchronous after all (pin the host buffer: cudaHostAlloc / cudaHostRegister).
 --   cuda_memset_sync   a memset launched by a synchronous API.
 --   cuda_api_sync      a synchronization call that blocks the host until the GPU catches up (cudaDeviceSynchronize,
---                      cudaStreamSynchronize, cudaEventSynchronize, ...: the CUDA synchronization rows, but a stream's
---                      wait on an event; exports without them, nsys 2020's, show none).
+--                      cudaStreamSynchronize, cudaEventSynchronize, ...: the CUDA synchronization rows made by a
+--                      *Synchronize call; exports without those rows, nsys 2020's, show none).
 --   gpu_gaps           GPU starvation: a gap of at least gap_ns (NVIDIA's default: 500 ms) with no GPU work of a
 --                      process on a device.
 --   gpu_time_util      low utilization: the span from a process's first to last GPU operation on a device cut into
@@ -36,13 +36,14 @@ memory_findings as (
   where kind <> 'sync' and instr(lower(call), 'async') = 0
      or (kind = 'memcpy' and 'Pageable' in (json_extract(args, '$.src_kind'), json_extract(args, '$.dst_kind')))
 ),
--- A blocking synchronization is a sync row (what the call waited for) other than a stream's wait on an event
--- (cudaStreamWaitEvent: the GPU waits, not the host); the finding is the call that blocked the host.
+-- A blocking synchronization: a sync row (what the call waited for) made by a *Synchronize call; not a stream's
+-- wait on an event (cudaStreamWaitEvent: the GPU waits, not the host), nor cudaEventQuery (it polls, returns at
+-- once). The finding is the call that blocked the host.
 sync_findings as (
   select 'cuda_api_sync' as rule, device_id as device, pid, call_ts as start_ns, call_dur as duration_ns, call as name,
          op || ', thread ' || tid as detail
   from mem_ops
-  where kind = 'sync' and op <> 'Stream wait sync'
+  where kind = 'sync' and op <> 'Stream wait sync' and instr(call, 'Synchronize') > 0
 ),
 -- GPU work per (process, device); each operation's part beyond every earlier end of the same process and device.
 -- Those parts are disjoint and cover the union of the work.

@@ -635,7 +635,7 @@ def expert_findings(raw, gap_ns=500_000_000, chunks=30, threshold_pct=50):
     if raw.has("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
         for g, c, st in raw.rows("select globalPid, correlationId, syncType from CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
             call = calls.get((g >> 24, c))
-            if call is not None and st != STREAM_WAIT_SYNC:
+            if call is not None and st != STREAM_WAIT_SYNC and "Synchronize" in call[3]:
                 rows.append(["cuda_api_sync", None, (call[2] >> 24) & 0xFFFFFF, call[0], call[1] - call[0], call[3]])
     per = defaultdict(list)
     for kind, d, name, s, e, g, c in gpu_ops(raw):
