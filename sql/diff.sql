@@ -15,19 +15,19 @@ with params(before, after) as (
   select coalesce((select name from pragma_database_list where name = 'before'), 'main'),
          coalesce((select name from pragma_database_list where name = 'after'), 'main')
 ),
--- Each report read alone (schema = one name): reports need not share a clock to be compared.
+-- Each report read alone (schema = one name): reports need not share a clock to be compared. Names are read for
+-- kernels and NVTX ranges only (the other kinds are counted per kind).
 raw_rows as materialized (
-  select 'before' as side, kind, case when kind = 'nvtx' then coalesce(domain_name || ':', '') || name else name end
-           as name, count(*) as n, sum(dur) as ns
-  from (select kind, name, dur, json_extract(args, '$.domain') as domain_name from trace_events
-        where schema = (select before from params) and dur is not null)
-  group by kind, name
-  union all
-  select 'after', kind, case when kind = 'nvtx' then coalesce(domain_name || ':', '') || name else name end,
-         count(*), sum(dur)
-  from (select kind, name, dur, json_extract(args, '$.domain') as domain_name from trace_events
-        where schema = (select after from params) and dur is not null)
-  group by kind, name
+  select side, kind, case when kind = 'nvtx' then coalesce(domain_name || ':', '') || name else name end as name,
+         count(*) as n, sum(dur) as ns
+  from (select 'before' as side, kind, case when kind in ('kernel', 'nvtx') then name end as name, dur,
+               case when kind = 'nvtx' then json_extract(args, '$.domain') end as domain_name
+        from trace_events where schema = (select before from params) and dur is not null
+        union all
+        select 'after', kind, case when kind in ('kernel', 'nvtx') then name end, dur,
+               case when kind = 'nvtx' then json_extract(args, '$.domain') end
+        from trace_events where schema = (select after from params) and dur is not null)
+  group by side, kind, name, domain_name
 ),
 -- Normalized names, per distinct name: PyTorch's fields first, then addresses (one step per "0x" in the name).
 names as (select distinct name from raw_rows where kind in ('kernel', 'nvtx')),
