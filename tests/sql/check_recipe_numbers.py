@@ -709,6 +709,42 @@ def run_diff(before, after):
                           f".read {RECIPES}/diff.sql"], capture_output=True, text=True, check=True).stdout
     return [list(row.values()) for row in json.loads(out)] if out.strip() else []
 
+
+def queue_depth(raw, bucket_ns=100_000_000):
+    """Per (device, stream, bucket): the most operations queued at once (call start, or the operation's own start
+    when earlier or unrecorded, to its end) and the time-weighted mean."""
+    calls = api_calls(raw)
+    streams = defaultdict(list)
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+        if raw.has(t):
+            for d, st, s, e, g, c in raw.rows(f"select deviceId, streamId, start, max(\"end\", start), globalPid, "
+                                              f"correlationId from {t}"):
+                call = calls.get((g >> 24, c)) if c is not None else None
+                streams[(d, st)].append((min(s, call[0]) if call else s, e))
+    if not streams:
+        return []
+    t0 = min(q for ops in streams.values() for q, _ in ops)
+    out = []
+    for (d, st) in sorted(streams):
+        events = sorted([(q, 1) for q, _ in streams[(d, st)]] + [(e, -1) for _, e in streams[(d, st)]])
+        buckets = defaultdict(lambda: [0, 0])  # k -> [max depth, depth x ns]
+        depth = 0
+        for (t, delta), nxt in zip(events, events[1:] + [(None, 0)]):
+            depth += delta
+            if nxt[0] is None or nxt[0] <= t or depth <= 0:
+                continue
+            s, e = t, nxt[0]
+            k = (s - t0) // bucket_ns
+            while t0 + k * bucket_ns < e:
+                part = min(e, t0 + (k + 1) * bucket_ns) - max(s, t0 + k * bucket_ns)
+                b = buckets[k]
+                b[0] = max(b[0], depth)
+                b[1] += depth * part
+                k += 1
+        out += [[d, st, k, t0 + k * bucket_ns, b[0], raw.round(1.0 * b[1] / bucket_ns, 2)]
+                for k, b in sorted(buckets.items())]
+    return out
+
 CHECKS = {
     "top_kernels.sql": (top_kernels, lambda r: r),
     "memcpy_bandwidth.sql": (memcpy_bandwidth, lambda r: r[2:]),  # copies and numbers; labels are the catalog's
@@ -723,6 +759,7 @@ CHECKS = {
     "kernel_breakdown.sql": (kernel_breakdown, lambda r: r),
     "gpu_idle.sql": (gpu_idle, lambda r: r),
     "launch_stats.sql": (launch_stats, lambda r: r),
+    "queue_depth.sql": (queue_depth, lambda r: r),
     # Compared as sets: the recipe orders sync findings by device, which the reference leaves out.
     "expert_findings.sql": (expert_findings, expert_shown, "unordered"),
     "nsys_stats/cuda_kern_exec_sum.sql": (cuda_kern_exec_sum, lambda r: r),

@@ -61,6 +61,9 @@ if [ "$("$sqlite3_bin" -csv "$g" -cmd ".load $so" ".read $src/sql/expert_finding
 then passed=$((passed + 1)); else echo "FAILED: gpu_time_util findings on gpu_causes: not 28"; failed=$((failed + 1)); fi
 check "kernel types" kernel_breakdown.sql '$1 == "GEMM" && $2 == 2 && $3 == 200000 && $6 == "ampere_sgemm_128x64_tn"' "$g"
 check "launch delay" launch_stats.sql '$1 == "ncclDevKernel_AllReduce_Sum_f32_RING_LL" && $5 == 58000' "$g"
+# Stream 7 holds calls 1 and 3's work at once from 4000 to 110000, and calls 6 and 7's from 3405000 to 3420000: depth
+# 2; depth x time summed over the first 100 ms bucket is 2081000 ns, a mean of 0.02.
+check "queue depth" queue_depth.sql '$1 == 0 && $2 == 7 && $3 == 0 && $5 == 2 && $6 == 0.02' "$g"
 check "PyTorch names grouped" nvtx_gpu_time.sql '$1 == "aten::mm" && $2 == 2 && $9 == 2' "$g"
 # Before / after (sql/diff.sql): gpu_causes_after.sql's changes, and nothing else, by construction (its header).
 cat "$src/tests/fixtures/gpu_causes.sql" "$src/tests/fixtures/gpu_causes_after.sql" | "$sqlite3_bin" "$tmp/gpu_causes_after.sqlite"
