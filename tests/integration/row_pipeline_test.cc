@@ -16,6 +16,7 @@
 
 #include "src/sqlite/sqlite_api.h"
 #include "src/readers/prefetched_source.h"
+#include "src/timeline/timeline_scan.h"
 #include "src/writers/row_pipeline.h"
 #include "tests/support/differential.h"
 #include "tests/support/test_db.h"
@@ -327,3 +328,32 @@ TEST(RowPipeline, AnInterruptWhileTheWriterRunsLeavesNoFileAndNoThread) {
 
 }  // namespace
 }  // namespace nsystrace
+
+namespace {
+// How the threads are shared (measured in tests/bench/RESULTS.md, "Speed (#24)"): the rows of the 50x profile.
+TEST(ThreadPlan, ReadersFirstAndAWriterThreadWhenThisThreadKeepsMuchOfTheWork) {
+  using nsystrace::plan_threads;
+  const std::vector<uint64_t> nvtx_and_api = {955900, 373300};  // the tables of 100k rows or more, largest first
+  const uint64_t stored = 955900 + 373300 + 200500 + 51000 + 13450 + 18300, projected = stored + 481050;
+  // Stored events on 2 threads: the two readers read 82% of the rows; a writer thread would cost more than it saves.
+  nsystrace::ThreadPlan p = plan_threads(nvtx_and_api, stored, 2);
+  EXPECT_EQ(p.readers, 2u);
+  EXPECT_FALSE(p.writer_thread);
+  // With the NVTX projection (computed on this thread), a third of the rows stay here: one reader and the writer.
+  p = plan_threads(nvtx_and_api, projected, 2);
+  EXPECT_EQ(p.readers, 1u);
+  EXPECT_TRUE(p.writer_thread);
+  // A core for each: both readers and the writer.
+  p = plan_threads(nvtx_and_api, stored, 4);
+  EXPECT_EQ(p.readers, 2u);
+  EXPECT_TRUE(p.writer_thread);
+  // Nothing to read elsewhere (small tables, or a name constraint): the writer thread alone.
+  p = plan_threads({}, stored, 2);
+  EXPECT_EQ(p.readers, 0u);
+  EXPECT_TRUE(p.writer_thread);
+  // One thread: everything here.
+  p = plan_threads(nvtx_and_api, stored, 1);
+  EXPECT_EQ(p.readers, 0u);
+  EXPECT_FALSE(p.writer_thread);
+}
+}  // namespace

@@ -214,8 +214,9 @@ while time.time() < deadline and "ui.perfetto.dev/#!/?url=" not in link:
     if not line:
         break
     link += line
-m = re.search(r"https://ui\.perfetto\.dev/#!/\?url=(\S+)", link)
-check("--open prints the ui.perfetto.dev deep link", m is not None, link)
+m = re.search(r"https://ui\.perfetto\.dev/#!/\?url=([^&\s]+)&enablePlugins=(\S+)", link)
+check("--open prints the ui.perfetto.dev deep link, with the GPU plugins enabled",
+      m is not None and m.group(2) == "com.meta.GpuCompute,dev.perfetto.GpuByProcess", link)
 if m:
     url = urllib.request.unquote(m.group(1))
     check("the trace is served on loopback, port 9001", url.startswith("http://127.0.0.1:9001/"), url)
@@ -286,20 +287,21 @@ check("the command's summary is the conversion's count, from one scan",
       code == 0 and expected_summary + "\n" in said and "GPUs: 0, 1;" in said and len(scans) == 1 and
       "perfetto_trace_file(" in scans[0], said + str(scans))
 shells = []
-real_run = subprocess.run
+real_popen = subprocess.Popen
 
 
-def count_shells(cmd, *a, **kw):
-    if cmd[0] == "sqlite3":
-        shells.append(kw.get("input", ""))
-    return real_run(cmd, *a, **kw)
+class CountShells(real_popen):
+    def communicate(self, input=None, *a, **kw):
+        if self.args[0] == "sqlite3":
+            shells.append(input or "")
+        return super().communicate(input, *a, **kw)
 
 
-nsystrace.load, subprocess.run = refuse, count_shells
+nsystrace.load, subprocess.Popen = refuse, CountShells
 try:
     code, said = summary_of([profile, rank1, "-o", os.path.join(tmp, "fallback.json.gz"), "--no-progress"])
 finally:
-    nsystrace.load, subprocess.run = real_load, real_run
+    nsystrace.load, subprocess.Popen = real_load, real_popen
 doubled = ", ".join(f"{k} {2 * n}" for k, n in sorted(every.items()))
 check("through the sqlite3 shell: one process converts and summarizes (the NVTX projection computed once)",
       code == 0 and len(shells) == 1 and shells[0].count("trace_events") == 1 and

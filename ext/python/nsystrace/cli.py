@@ -11,18 +11,20 @@ prog once.
 import argparse
 import importlib
 import os
-import sqlite3
-import subprocess
 import sys
 
-import nsystrace
 from nsystrace import conversion, server
-from nsystrace.errors import Failure
+from nsystrace.errors import reported, stop_on_sigterm
 
 # `nsystrace NAME ...` -> the module that runs it. One line each, in alphabetical order.
 SUBCOMMANDS = {
     "diff": "nsystrace.diff",
     "serve": "nsystrace.serve",
+}
+
+# Outputs that are not one trace (the job's archive, `-o job.tar`): the output's suffix -> the module that writes
+# it, whose write(args) returns the exit status (args: the conversion's arguments, as parsed). One line each.
+OUTPUTS_OF_THEIR_OWN = {
 }
 
 EPILOG = """
@@ -74,7 +76,8 @@ def parser():
     p.add_argument("--start", type=time_argument, help="keep events starting at or after this time")
     p.add_argument("--end", type=time_argument, help="keep events starting at or before this time")
     p.add_argument("--pid", type=int, action="append", default=[],
-                   help="keep this process's CPU events, not other processes' (repeatable; GPU work stays unless --gpu)")
+                   help="keep this process's CPU events, not other processes' (repeatable; GPU work stays unless "
+                        "--gpu; with several reports, that pid in each)")
     p.add_argument("--gpu", type=int, action="append", default=[],
                    help="keep this GPU's work, not other GPUs' (repeatable; CPU events stay unless --pid)")
     p.add_argument("--nvtx-prefix", help="keep only the NVTX ranges whose name starts with this")
@@ -84,12 +87,14 @@ def parser():
     p.add_argument("--no-gpu-projection", action="store_true",
                    help="leave out the NVTX ranges drawn on the GPUs that ran their work (computing them costs a "
                         "pass over the profile)")
-    p.add_argument("--progress", dest="progress", action="store_true", default=None,
-                   help="report progress on stderr (default: when stderr is a terminal)")
+    p.add_argument("--progress", dest="progress", action="store_true", default=True,
+                   help="report progress on stderr (the default): a bar with the percentage and the time left on a "
+                        "terminal, a line every 2 s otherwise, once a phase has run 2 s")
     p.add_argument("--no-progress", dest="progress", action="store_false")
     p.add_argument("--open", action="store_true",
                    help=f"serve the trace on 127.0.0.1:{server.PERFETTO_PORT} and open it in {server.PERFETTO_UI} "
-                        "(stops once the trace has been fetched, or on Ctrl-C)")
+                        "(stops once the trace has been fetched, or on Ctrl-C); a trace too big for a browser tab is "
+                        "opened by Perfetto's trace processor instead, when it is on PATH")
     p.add_argument("--version", action="version", version=f"nsystrace (Python glue) {_package_version()}")
     return p
 
@@ -98,7 +103,15 @@ def convert(args):
     """The command without a subcommand: converts, prints the summary, and with --open serves the trace."""
     if args.output is None:
         args.output = os.path.splitext(args.profiles[0])[0] + ".pftrace"
-    result = conversion.write_trace(conversion.Options.of(args))
+    for suffix, name in OUTPUTS_OF_THEIR_OWN.items():
+        if args.output.lower().endswith(suffix):
+            return importlib.import_module(name).write(args)
+    warnings = []
+
+    def warn(text):
+        warnings.append(text)
+        print(f"nsystrace: {text}", file=sys.stderr, flush=True)
+    result = conversion.write_trace(conversion.Options.of(args), warn=warn)
     summary = ", ".join(f"{k} {n}" for k, n in result.kinds) or "no events"
     size = os.path.getsize(result.path)
     shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.1f} kB"
@@ -106,36 +119,24 @@ def convert(args):
     print(f"nsystrace: wrote {args.output} ({shown}, {kind}) in {result.seconds:.1f} s")
     print(f"  events: {result.events} ({summary})")
     print(f"  GPUs: {', '.join(str(g) for g in result.gpus) or 'none'}; profiles: {', '.join(args.profiles)}")
+    sys.stdout.flush()  # a closed pipe (`| head`) is reported here, not at exit
     if args.open:
-        server.serve_once(result.path)
+        accelerator = conversion.trace_processor() if warnings else None
+        if accelerator:
+            server.open_with_trace_processor(accelerator, result.path)
+        else:
+            server.serve_once(result.path)
     return 0
-
-
-def run_reporting_errors(prog, run, args):
-    """run(args)'s exit status; a mistake or a failure becomes one line on stderr, prefixed with prog once."""
-    def say(message):
-        message = str(message)
-        print(message if message.startswith(prog + ": ") else f"{prog}: {message}", file=sys.stderr)
-    try:
-        return run(args)
-    except (Failure, nsystrace.ExtensionLoadingUnsupported) as e:
-        say(e)
-        return 2
-    except sqlite3.Error as e:  # the extension's messages say "nsystrace: " already
-        say(str(e)[len("nsystrace: "):] if str(e).startswith("nsystrace: ") else e)
-        return 1
-    except subprocess.CalledProcessError as e:
-        say(f"{' '.join(e.cmd)} failed (exit {e.returncode})")
-        return 1
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
+    stop_on_sigterm()
     if argv[:1] and argv[0] in SUBCOMMANDS:
         name = argv[0]
         module = importlib.import_module(SUBCOMMANDS[name])
         p = argparse.ArgumentParser(prog=f"nsystrace {name}", description=module.DESCRIPTION,
                                     formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
-        return run_reporting_errors(p.prog, module.run, p.parse_args(argv[1:]))
-    return run_reporting_errors("nsystrace", convert, parser().parse_args(argv))
+        return reported(p.prog, module.run, p.parse_args(argv[1:]))
+    return reported("nsystrace", convert, parser().parse_args(argv))

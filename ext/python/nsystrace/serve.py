@@ -1,7 +1,6 @@
 """`nsystrace serve PROFILE...`: a local page to look at profiles and convert them (the page itself: server.py)."""
-import os
-
 from nsystrace import server
+from nsystrace.connection import check_profiles, is_report
 from nsystrace.errors import Failure
 
 DESCRIPTION = """a small local page (127.0.0.1 only) to look at profiles (kinds and counts, GPUs, top kernels, NVTX
@@ -17,8 +16,10 @@ def add_arguments(p):
 
 
 def run(args):
+    check_profiles(args.profiles)
     for path in args.profiles:
-        if not os.path.isfile(path):
-            raise Failure(f"{path}: no such file")
+        if is_report(path):
+            raise Failure(f"{path} is an Nsight Systems report: the page takes SQLite exports (`nsys export --type "
+                          "sqlite`, or `nsystrace` converts a report when nsys is on PATH)")
     server.serve_page(args.profiles, args.port)
     return 0

@@ -5,10 +5,16 @@ shipped recipes), converts them as the command does and links the trace into ui.
 Only the profiles given are served, by their number: a request naming a path, or a number that is not one of them,
 is refused; a request naming this server by another host name (DNS rebinding) too.
 """
+import dataclasses
 import http.server
+import itertools
 import json
 import os
+import re
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -21,7 +27,18 @@ from nsystrace.errors import Failure
 
 PERFETTO_UI = "https://ui.perfetto.dev"
 PERFETTO_PORT = 9001  # the port ui.perfetto.dev may fetch a trace from (its Content-Security-Policy allows it)
+# Perfetto UI plugins that show GPU work, enabled for the session by the link's `enablePlugins` route argument (a
+# comma-separated list of plugin ids: ui/src/public/route_schema.ts and ui/src/core/plugin_manager.ts in Perfetto).
+PERFETTO_PLUGINS = ("com.meta.GpuCompute", "dev.perfetto.GpuByProcess")
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    """A browser that goes away mid-answer (a cancelled download, a closed tab) is not an error to print."""
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def is_loopback_host(headers, port):
@@ -30,9 +47,40 @@ def is_loopback_host(headers, port):
     return headers.get("Host") in (f"127.0.0.1:{port}", f"localhost:{port}")
 
 
-def perfetto_link(url):
-    """The ui.perfetto.dev deep link that opens the trace at url."""
-    return f"{PERFETTO_UI}/#!/?url={urllib.parse.quote(url, safe='')}"
+def perfetto_link(url=None):
+    """The ui.perfetto.dev deep link that opens the trace at url (none: the trace processor's, the native
+    accelerator), with the GPU plugins enabled."""
+    args = [f"url={urllib.parse.quote(url, safe='')}"] if url else []
+    args.append(f"enablePlugins={','.join(PERFETTO_PLUGINS)}")
+    return f"{PERFETTO_UI}/#!/?{'&'.join(args)}"
+
+
+def open_in_browser(link):
+    try:
+        webbrowser.get()
+        webbrowser.open(link)
+    except webbrowser.Error:
+        pass  # no browser here: the link is printed
+
+
+def open_with_trace_processor(trace_processor, path, announce=print):
+    """A trace too big for a browser tab: Perfetto's trace processor loads it natively and serves it on
+    127.0.0.1:9001, where ui.perfetto.dev finds it (its "native accelerator"); until Ctrl-C."""
+    child = subprocess.Popen([trace_processor, "--httpd", path])
+    link = perfetto_link()
+    announce(f"nsystrace: {os.path.basename(trace_processor)} is loading {os.path.basename(path)} on "
+             f"127.0.0.1:{PERFETTO_PORT}; in ui.perfetto.dev choose \"use the trace already loaded\" (Ctrl-C stops):"
+             f"\n  {link}")
+    open_in_browser(link)
+    try:
+        child.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if child.poll() is None:
+            child.terminate()
+            child.wait()
+    return link
 
 
 def serve_once(path, port=PERFETTO_PORT, open_browser=True, announce=print):
@@ -69,7 +117,7 @@ def serve_once(path, port=PERFETTO_PORT, open_browser=True, announce=print):
             pass
 
     try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)  # loopback only
+        server = QuietServer(("127.0.0.1", port), Handler)  # loopback only
     except OSError as e:
         raise Failure(f"cannot serve on 127.0.0.1:{port} ({e.strerror}); is another trace being served?")
     link = perfetto_link(f"http://127.0.0.1:{port}/{urllib.parse.quote(name)}")
@@ -77,11 +125,7 @@ def serve_once(path, port=PERFETTO_PORT, open_browser=True, announce=print):
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     if open_browser:
-        try:
-            webbrowser.get()
-            webbrowser.open(link)
-        except webbrowser.Error:
-            pass  # no browser here: the link is printed
+        open_in_browser(link)
     try:
         while not fetched.wait(0.2):
             pass
@@ -108,15 +152,90 @@ class Refused(Exception):
     pass
 
 
+PROGRESS_LINE = re.compile(r"nsystrace: (?P<phase>.+?): (?:\[[#.]*\] )?(?P<done>\d+)(?: of (?P<total>\d+))? "
+                           r"(?P<unit>[a-z]+)(?: \((?P<percent>\d+)%\))?, (?P<seconds>[0-9.]+) s"
+                           r"(?:, about (?P<left>\d+) s left)?")
+
+
+class Job:
+    """One conversion from the page: the same function as the command's (conversion.write_trace), in a process of
+    its own, so that the page can show its progress (the extension's progress lines, read from its stderr) and
+    cancel it (SIGTERM: the conversion stops and removes its temporary file)."""
+
+    def __init__(self, number, options, name):
+        self.number, self.options, self.name = number, options, name
+        self.state = "running"  # then done, failed or cancelled
+        self.progress = None   # the last progress line, parsed
+        self.error = None
+        self.result = None
+        self.changed = threading.Condition()
+        self.child = subprocess.Popen(
+            [sys.executable, "-m", "nsystrace.conversion", json.dumps(dataclasses.asdict(options))],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        threading.Thread(target=self._follow, daemon=True).start()
+
+    def _follow(self):
+        messages = []
+        for line in self.child.stderr:
+            m = PROGRESS_LINE.match(line)
+            with self.changed:
+                if m:
+                    self.progress = {k: v for k, v in m.groupdict().items() if v is not None}
+                else:
+                    messages.append(line.strip())
+                self.changed.notify_all()
+        out = self.child.stdout.read()
+        code = self.child.wait()
+        with self.changed:
+            if self.state == "cancelling":
+                self.state = "cancelled"
+            elif code == 0:
+                self.result = json.loads(out)
+                self.state = "done"
+            else:
+                self.state = "failed"
+                self.error = " ".join(messages) or f"the conversion failed (exit {code})"
+            self.changed.notify_all()
+
+    def cancel(self):
+        with self.changed:
+            if self.state == "running":
+                self.state = "cancelling"
+                self.child.send_signal(signal.SIGTERM)
+
+    def wait(self):
+        self.child.wait()
+        with self.changed:
+            self.changed.wait_for(lambda: self.state not in ("running", "cancelling"), timeout=5)
+
+    def status(self, port, wait_seconds=0.0):
+        """The job as the page shows it; waits up to wait_seconds for a change first (the page's long poll)."""
+        with self.changed:
+            before = (self.state, self.progress)
+            self.changed.wait_for(lambda: (self.state, self.progress) != before, timeout=wait_seconds)
+            out = {"job": self.number, "state": self.state, "progress": self.progress, "error": self.error}
+            if self.state == "done":
+                path = self.result["path"]  # removed once a later conversion is done
+                out.update({"trace": "/traces/" + urllib.parse.quote(self.name), "name": self.name,
+                            "bytes": os.path.getsize(path) if os.path.exists(path) else None,
+                            "events": sum(n for _, n in self.result["kinds"]),
+                            "seconds": round(self.result["seconds"], 2),
+                            "perfetto": perfetto_link(
+                                f"http://127.0.0.1:{port}/traces/{urllib.parse.quote(self.name)}")})
+            return out
+
+
 class Site:
-    """What the page serves: the profiles given, and the traces converted from them (in a temporary directory)."""
+    """What the page serves: the profiles given, and the trace of the last conversion (older ones are removed when
+    a new one is done; all of them, and any conversion still running, when the server stops)."""
 
     def __init__(self, profiles, port):
         self.profiles = [os.path.abspath(p) for p in profiles]
         self.port = port
-        self.traces = tempfile.TemporaryDirectory(prefix="nsystrace-serve-")
-        self.lock = threading.Lock()  # one conversion at a time: they share the machine's cores
-        self.count = 0
+        self.traces = tempfile.mkdtemp(prefix="nsystrace-serve-")
+        self.lock = threading.Lock()
+        self.jobs = {}
+        self.numbers = itertools.count(1)
 
     def profile(self, query):
         if "path" in query or "file" in query:
@@ -145,26 +264,57 @@ class Site:
                         "rows": [[repr(v) if isinstance(v, float) else v for v in r] for r in rows]}
         return out
 
+    def options(self, query, output):
+        """The page's choices as the command's options (the same defaults: every kind, the GPU projection)."""
+        options = conversion.Options(profiles=[self.profile(query)], output=output, progress=True)
+        if query.get("kinds", [""])[0]:
+            options.kinds = query["kinds"][0]
+        for key in ("start", "end"):
+            if query.get(key, [""])[0]:
+                setattr(options, key, conversion.parse_time(query[key][0]))
+        options.pid = [int(p) for p in query.get("pid", []) if p]
+        return options
+
     def convert(self, query):
-        profile = self.profile(query)
         fmt = query.get("format", ["pftrace"])[0]
         if fmt not in ("pftrace", "json.gz", "json"):
             raise Refused("format is pftrace, json.gz or json")
+        profile = self.profile(query)
         with self.lock:
-            self.count += 1
-            name = f"{os.path.splitext(os.path.basename(profile))[0]}-{self.count}.{fmt}"
-            options = conversion.Options(profiles=[profile], output=os.path.join(self.traces.name, name),
-                                         progress=False)
-            if query.get("kinds", [""])[0]:
-                options.kinds = query["kinds"][0]
-            for key in ("start", "end"):
-                if query.get(key, [""])[0]:
-                    setattr(options, key, conversion.parse_time(query[key][0]))
-            options.pid = [int(p) for p in query.get("pid", []) if p]
-            result = conversion.write_trace(options)
-        return {"trace": "/traces/" + urllib.parse.quote(name), "name": name, "bytes": os.path.getsize(result.path),
-                "events": result.events, "seconds": round(result.seconds, 2),
-                "perfetto": perfetto_link(f"http://127.0.0.1:{self.port}/traces/{urllib.parse.quote(name)}")}
+            number = next(self.numbers)
+            name = f"{os.path.splitext(os.path.basename(profile))[0]}-{number}.{fmt}"
+            job = Job(number, self.options(query, os.path.join(self.traces, name)), name)
+            self.jobs[number] = job
+        return job.status(self.port)
+
+    def job(self, query):
+        try:
+            job = self.jobs[int(query.get("job", ["0"])[0])]
+        except (KeyError, ValueError):
+            raise Refused("no such conversion")
+        if "cancel" in query:
+            job.cancel()
+        status = job.status(self.port, wait_seconds=min(float(query.get("wait", ["0"])[0]), 2.0))
+        if status["state"] == "done":
+            self.keep_only(job)
+        return status
+
+    def keep_only(self, kept):
+        """Removes the traces of the conversions before this one (the page links only the last)."""
+        with self.lock:
+            for number, job in list(self.jobs.items()):
+                if number < kept.number and job.state not in ("running", "cancelling"):
+                    path = os.path.join(self.traces, job.name)
+                    if os.path.exists(path):
+                        os.unlink(path)
+
+    def close(self):
+        """Cancels what still runs and removes every trace."""
+        for job in list(self.jobs.values()):
+            job.cancel()
+        for job in list(self.jobs.values()):
+            job.wait()
+        shutil.rmtree(self.traces, ignore_errors=True)
 
 
 def handler(site):
@@ -202,9 +352,11 @@ def handler(site):
                     self.json(200, site.summary(query))
                 elif url.path == "/api/convert":
                     self.json(200, site.convert(query))
+                elif url.path == "/api/job":
+                    self.json(200, site.job(query))
                 elif url.path.startswith("/traces/"):
                     name = urllib.parse.unquote(url.path[len("/traces/"):])
-                    path = os.path.join(site.traces.name, name)
+                    path = os.path.join(site.traces, name)
                     if "/" in name or not os.path.isfile(path):
                         raise Refused(f"no trace {name}")
                     with open(path, "rb") as f:
@@ -227,11 +379,12 @@ def handler(site):
 
 
 def serve_page(profiles, port, announce=lambda text: print(text, flush=True)):
-    """Serves the page for these profiles on 127.0.0.1:port until Ctrl-C; its temporary traces go with it."""
+    """Serves the page for these profiles on 127.0.0.1:port until Ctrl-C or SIGTERM; its temporary traces go with
+    it."""
     site = Site(profiles, port)
     try:
         try:
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler(site))
+            server = QuietServer(("127.0.0.1", port), handler(site))
         except OSError as e:
             raise Failure(f"cannot listen on 127.0.0.1:{port} ({e.strerror})")
         site.port = server.server_address[1]  # port 0: the one the system chose
@@ -243,4 +396,4 @@ def serve_page(profiles, port, announce=lambda text: print(text, flush=True)):
         finally:
             server.server_close()
     finally:
-        site.traces.cleanup()
+        site.close()
