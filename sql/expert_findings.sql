@@ -48,16 +48,14 @@ sync_findings as (
 -- GPU work per (process, device); each operation's part beyond every earlier end of the same process and device.
 -- Those parts are disjoint and cover the union of the work.
 ordered as materialized (
-  select global_pid, device_id, s, e, covered,
-         case when s - covered >= (select gap_ns from params) then name end as name  -- kept for gaps only
-  from (select global_pid, device_id, ts as s, ts + dur as e, name,
-               max(ts + dur) over (partition by global_pid, device_id order by ts, ts + dur, name
-                                   rows between unbounded preceding and 1 preceding) as covered
-        from trace_events where kind in ('kernel', 'memcpy', 'memset'))
+  select global_pid, device_id, ts as s, ts + dur as e, rowid as id,
+         max(ts + dur) over (partition by global_pid, device_id order by ts, ts + dur, rowid
+                             rows between unbounded preceding and 1 preceding) as covered
+  from trace_events where kind in ('kernel', 'memcpy', 'memset')
 ),
 gap_findings as (
   select 'gpu_gaps' as rule, device_id as device, (global_pid >> 24) & 16777215 as pid, covered as start_ns,
-         s - covered as duration_ns, name, 'no GPU work of the process on the device for ' || (s - covered) || ' ns' as detail
+         s - covered as duration_ns, (select name from trace_events t where t.rowid = id) as name, 'no GPU work of the process on the device for ' || (s - covered) || ' ns' as detail
   from ordered, params where s - covered >= gap_ns
 ),
 spans as (
