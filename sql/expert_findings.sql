@@ -46,7 +46,8 @@ sync_findings as (
   where kind = 'sync' and op <> 'Stream wait sync' and instr(call, 'Synchronize') > 0
 ),
 -- GPU work per (process, device); each operation's part beyond every earlier end of the same process and device.
--- Those parts are disjoint and cover the union of the work.
+-- Those parts are disjoint and cover the union of the work. Sorted without names (cheaper); the name of the
+-- operation after a gap is looked up by its rowid.
 ordered as materialized (
   select global_pid, device_id, ts as s, ts + dur as e, rowid as id,
          max(ts + dur) over (partition by global_pid, device_id order by ts, ts + dur, rowid
@@ -55,7 +56,8 @@ ordered as materialized (
 ),
 gap_findings as (
   select 'gpu_gaps' as rule, device_id as device, (global_pid >> 24) & 16777215 as pid, covered as start_ns,
-         s - covered as duration_ns, (select name from trace_events t where t.rowid = id) as name, 'no GPU work of the process on the device for ' || (s - covered) || ' ns' as detail
+         s - covered as duration_ns, (select name from trace_events t where t.rowid = id) as name,
+         'no GPU work of the process on the device for ' || (s - covered) || ' ns' as detail
   from ordered, params where s - covered >= gap_ns
 ),
 spans as (

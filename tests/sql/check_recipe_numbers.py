@@ -552,7 +552,9 @@ def kernel_breakdown(raw, top_n=5):
 
 
 def ordered_with_covered(ops):
-    """ops sorted by (start, end, name), each with the latest end of the ones before it (None for the first)."""
+    """ops sorted by (start, end, name), each with the latest end of the ones before it (None for the first). (The
+    recipes break ties in their own order; the name after a gap differs only if two operations of a device start
+    and end together right after it: this check would show it.)"""
     out, covered = [], None
     for op in sorted(ops, key=lambda o: (o[0], o[1], o[2])):
         out.append((op, covered))
