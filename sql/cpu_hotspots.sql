@@ -1,7 +1,9 @@
 -- CPU hotspots: where the sampled CPU time went (nsys --sample, kind 'cpu_sample'), per process and thread: the
 -- functions most often running (self: the innermost frame of a sample) and most often on the stack (total: it, or
 -- something it called, was running; a recursive function counts once per sample), as sample counts and as a share
--- of the thread's samples. Each sample stands for one sampling interval of the thread.
+-- of the thread's samples. Each sample stands for one sampling interval of the thread. Frames nsys could not
+-- resolve to a symbol (shown as their address) count together by module, as function '[unresolved]': libcuda's
+-- thousands of addresses are one row, not thousands.
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/cpu_hotspots.sql"
 -- A time window: set from_ns / to_ns below (trace_events ts, in ns; NULL: the whole profile). Rows per thread: top_n.
 with params(from_ns, to_ns, top_n) as (select NULL, NULL, 10),
@@ -18,7 +20,9 @@ threads as (
   from samples group by pid, tid
 ),
 frames as (
-  select s.sample, s.pid, s.tid, cast(f.key as integer) as depth, json_extract(f.value, '$.symbol') as function,
+  select s.sample, s.pid, s.tid, cast(f.key as integer) as depth,
+         case when json_extract(f.value, '$.unresolved') then '[unresolved]' else json_extract(f.value, '$.symbol') end
+           as function,
          json_extract(f.value, '$.module') as module
   from samples s, json_each(s.args, '$.stack') f
 ),

@@ -1,7 +1,8 @@
 -- GPU busy fraction per device over time buckets: the share of each bucket during which at least one kernel,
--- memcpy or memset ran on the device (overlapping work on several streams counted once). Buckets run from the
--- profile's start (time 0, or the first GPU operation if one came before it) to the end of the last GPU operation of
--- any device, every one of them for every device: idle buckets show 0.
+-- memcpy or memset ran on the device (overlapping work on several streams counted once). Buckets run over the span
+-- the profile holds GPU work in: from the start of the first GPU operation of any device to the end of the last,
+-- every one of them for every device (idle buckets inside that span show 0). Not from time 0: a profile sliced out
+-- of a longer run (nsys --capture-range, a time window) would show every bucket before its first event as idle.
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/gpu_busy.sql"
 -- Bucket size: 100 ms (change bucket_ns below).
 with params(bucket_ns) as (select 100000000),
@@ -20,7 +21,7 @@ grouped as (
   from ordered
 ),
 busy as (select device_id, min(s) as s, max(e) as e from grouped group by device_id, grp),
-origin as (select min(0, min(s)) as t0 from busy),
+origin as (select min(s) as t0 from busy),
 buckets as (
   select b.device_id, (b.s - o.t0) / p.bucket_ns as bucket, b.s, b.e, p.bucket_ns, o.t0 from busy b, origin o, params p
   union all

@@ -9,7 +9,9 @@ nvtx_kernel_ranges, and is written independently: interval unions and overlaps a
 nanoseconds; rounding is SQLite's round(), as in the recipes. Prints 'N passed, N failed'; exits 1 on a mismatch.
 """
 import bisect
+import fnmatch
 import json
+import re
 import os
 import sqlite3
 import subprocess
@@ -302,13 +304,23 @@ def cuda_api_sum(raw):
     return [r[:-1] for r in sorted(rows, key=lambda r: (-r[1], r[-1]))]
 
 
+def pytorch_call_fields_removed(name):
+    """A range name without PyTorch's per-call fields: ', input_op_ids = ...' to the end, ', seq = N', ', op_id = N'."""
+    name = re.sub(r", input_op_ids = .*$", "", name, flags=re.S)
+    name = re.sub(r", seq = [0-9]*", "", name, count=1)
+    return re.sub(r", op_id = [0-9]*", "", name, count=1)
+
+
 def nvtx_gpu_time(raw):
-    by = defaultdict(list)
+    by, raw_names = defaultdict(list), defaultdict(set)
     for name, dom, s, e, gs, ge, k, op_time, busy in projection(raw):
-        by[(dom + ":" if dom else "") + name].append((busy, op_time, ge - gs, e - s, k))
+        key = (dom + ":" if dom else "") + pytorch_call_fields_removed(name)
+        by[key].append((busy, op_time, ge - gs, e - s, k))
+        raw_names[key].add((dom, name))
     rows = sorted(by.items(), key=lambda kv: (-sum(r[0] for r in kv[1]), kv[0]))[:20]
     return [[name, len(r)] + [raw.round(sum(x[i] for x in r) / 1e6, 3) for i in range(4)] +
-            [sum(x[4] for x in r), raw.round(sum(x[0] for x in r) / len(r) / 1e3, 1)] for name, r in rows]
+            [sum(x[4] for x in r), raw.round(sum(x[0] for x in r) / 1e3 / len(r), 1), len(raw_names[name])]
+            for name, r in rows]
 
 
 def gpu_busy(raw, bucket_ns=100_000_000):
@@ -318,7 +330,7 @@ def gpu_busy(raw, bucket_ns=100_000_000):
     busy = {d: union(v) for d, v in per_device.items()}
     if not busy:
         return []
-    t0 = min(0, min(b[0][0] for b in busy.values()))  # the profile's start, or earlier GPU work
+    t0 = min(b[0][0] for b in busy.values())  # the first GPU operation: the span holding GPU work only
     buckets = defaultdict(lambda: defaultdict(int))
     for d, intervals in busy.items():
         for s, e in intervals:
@@ -382,22 +394,24 @@ def sweep(raw):  # one report (main)
     return [[what, "main", n, raw.round(ns / 1e6, 3)] for what, (n, ns) in sorted(rows.items())]
 
 
-def sample_stacks(raw):
+def sample_stacks(raw, unresolved_by_module=False):
     """{COMPOSITE_EVENTS id: (globalTid, start, [(symbol, module), ...] innermost first)}"""
     if not raw.has("COMPOSITE_EVENTS"):
         return {}
     samples = {i: (g, s, []) for i, g, s in raw.rows("select id, globalTid, start from COMPOSITE_EVENTS")}
     if raw.has("SAMPLING_CALLCHAINS"):
-        for i, sym, mod in raw.rows(f"select id, {raw.string('symbol')}, {raw.string('module')} "
-                                    "from SAMPLING_CALLCHAINS order by id, stackDepth"):
+        # unresolved_by_module: a frame nsys did not resolve (its symbol an address) is '[unresolved]' in its module.
+        unresolved = "unresolved" if raw.has("SAMPLING_CALLCHAINS", "unresolved") else "0"
+        for i, sym, mod, u in raw.rows(f"select id, {raw.string('symbol')}, {raw.string('module')}, "
+                                       f"coalesce({unresolved}, 0) from SAMPLING_CALLCHAINS order by id, stackDepth"):
             if i in samples:
-                samples[i][2].append((sym, mod))
+                samples[i][2].append(("[unresolved]" if u and unresolved_by_module else sym, mod))
     return samples
 
 
 def cpu_hotspots(raw, top_n=10):
     threads = defaultdict(list)
-    for g, _, frames in sample_stacks(raw).values():
+    for g, _, frames in sample_stacks(raw, unresolved_by_module=True).values():
         threads[((g >> 24) & 0xFFFFFF, g & 0xFFFFFF)].append(frames)
     out = []
     for (pid, tid), stacks in sorted(threads.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -448,6 +462,291 @@ def gpu_idle_cpu(raw, min_gap_ns=1_000_000, top_gaps=10, top_functions=5):
     return out
 
 
+# --- Where the GPU time goes, why it idles (gpu_time_breakdown, gpu_idle, kernel_breakdown, launch_stats,
+# expert_findings). Kernel types are the recipes' own table (data users edit); everything else is computed here.
+MEMCPY_NAMES = ["Memcpy", "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH", "Memcpy AtoA", "Memcpy AtoD",
+                "Memcpy DtoA", "Memcpy DtoD", "Memcpy HtoH", "Memcpy PtoP", "Memcpy UVM HtoD", "Memcpy UVM DtoH",
+                "Memcpy UVM DtoD"]  # CUPTI's copy kinds, by number
+PAGEABLE, STREAM_WAIT_SYNC = 0, 2  # ENUM_CUDA_MEM_KIND, ENUM_CUPTI_SYNC_TYPE
+
+
+def kernel_types():
+    """[(type, priority, pattern)] from the table in sql/kernel_breakdown.sql."""
+    text = open(os.path.join(RECIPES, "kernel_breakdown.sql")).read()
+    block = text[text.index("-- BEGIN kernel_types"):text.index("-- END kernel_types")]
+    return sorted((t, int(p), pat) for t, p, pat in re.findall(r"\('([^']*)', (\d+), '([^']*)'\)", block))
+
+
+def kernel_type(name, types):
+    n = name.lower()
+    matches = [(p, t) for t, p, pat in types if fnmatch.fnmatchcase(n, pat)]
+    return min(matches)[1] if matches else "other"
+
+
+def gpu_ops(raw):
+    """(kind, device, name, start, end, process globalPid, correlationId) of every kernel, memcpy and memset."""
+    out = [("kernel",) + r for r in raw.rows(
+        "select deviceId, case when shortName is not null then " + raw.string("shortName") + " else " +
+        raw.string("demangledName") + " end, start, max(\"end\", start), globalPid, correlationId "
+        "from CUPTI_ACTIVITY_KIND_KERNEL")] if raw.has("CUPTI_ACTIVITY_KIND_KERNEL") else []
+    if raw.has("CUPTI_ACTIVITY_KIND_MEMCPY"):
+        out += [("memcpy", d, MEMCPY_NAMES[k] if 0 <= k < len(MEMCPY_NAMES) else "Memcpy", s, e, g, c)
+                for d, k, s, e, g, c in raw.rows("select deviceId, copyKind, start, max(\"end\", start), globalPid, "
+                                                  "correlationId from CUPTI_ACTIVITY_KIND_MEMCPY")]
+    if raw.has("CUPTI_ACTIVITY_KIND_MEMSET"):
+        out += [("memset", d, "Memset", s, e, g, c) for d, s, e, g, c in raw.rows(
+            "select deviceId, start, max(\"end\", start), globalPid, correlationId from CUPTI_ACTIVITY_KIND_MEMSET")]
+    return out
+
+
+def union_ns(intervals):
+    return sum(e - s for s, e in union(intervals))
+
+
+def api_calls(raw):
+    """(process, correlationId) -> (start, end, globalTid, name) of every CUDA runtime/driver API call."""
+    if not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        return {}
+    return {(g >> 24, c): (s, e, g, n) for g, c, s, e, n in raw.rows(
+        f"select globalTid, correlationId, start, \"end\", {raw.string('nameId')} from CUPTI_ACTIVITY_KIND_RUNTIME "
+        "where correlationId is not null")}
+
+
+def gpu_time_breakdown(raw):
+    types = kernel_types()
+    sets = defaultdict(lambda: defaultdict(list))
+    for kind, d, name, s, e, _, _ in gpu_ops(raw):
+        what = "memory" if kind != "kernel" else "comm" if kernel_type(name, types) == "NCCL" else "compute"
+        sets[d][what].append((s, e))
+    out = []
+    for d in sorted(sets):
+        k = sets[d]
+        everything = k["compute"] + k["comm"] + k["memory"]
+        span = max(e for _, e in everything) - min(s for s, _ in everything)
+        compute, comm, memory = union_ns(k["compute"]), union_ns(k["comm"]), union_ns(k["memory"])
+        idle = span - union_ns(everything)
+        overlap = sum(max(0, min(e, be) - max(s, bs)) for s, e in union(k["comm"]) for bs, be in union(k["compute"])
+                      if bs < e and be > s)
+        pct = [raw.round(100.0 * v / span, 1) if span else None for v in (compute, comm, memory, idle, overlap)]
+        out.append([d, compute, comm, memory, idle, overlap] + pct + [span])
+    return out
+
+
+def kernel_breakdown(raw, top_n=5):
+    types = kernel_types()
+    per_name = defaultdict(lambda: [0, 0])
+    for _, _, name, s, e, _, _ in gpu_ops(raw):
+        per_name[name][0] += 1
+        per_name[name][1] += e - s
+    by_type = defaultdict(list)
+    for name, (n, ns) in per_name.items():
+        by_type[kernel_type(name, types)].append((name, n, ns))
+    all_ns = sum(ns for _, ns in per_name.values())
+    out = []
+    for t, names in sorted(by_type.items(), key=lambda kv: (-sum(x[2] for x in kv[1]), kv[0])):
+        t_n, t_ns = sum(x[1] for x in names), sum(x[2] for x in names)
+        for rank, (name, n, ns) in enumerate(sorted(names, key=lambda x: (-x[2], x[0]))[:top_n], 1):
+            out.append([t, t_n, t_ns, raw.round(100.0 * t_ns / all_ns, 1) if all_ns else None, rank, name, n, ns,
+                        raw.round(100.0 * ns / t_ns, 1) if t_ns else None])
+    return out
+
+
+def ordered_with_covered(ops):
+    """ops sorted by (start, end, name), each with the latest end of the ones before it (None for the first). (The
+    recipes break ties in their own order; the name after a gap differs only if two operations of a device start
+    and end together right after it: this check would show it.)"""
+    out, covered = [], None
+    for op in sorted(ops, key=lambda o: (o[0], o[1], o[2])):
+        out.append((op, covered))
+        covered = op[1] if covered is None else max(covered, op[1])
+    return out
+
+
+def gpu_idle(raw, min_gap_ns=1_000_000):
+    calls = api_calls(raw)
+    sync_ends = defaultdict(list)  # globalTid -> ends of its synchronization calls
+    if raw.has("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
+        for g, c in raw.rows("select globalPid, correlationId from CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
+            if (g >> 24, c) in calls:
+                call = calls[(g >> 24, c)]
+                sync_ends[call[2]].append(call[1])
+    per_device = defaultdict(list)
+    for kind, d, name, s, e, g, c in gpu_ops(raw):
+        per_device[d].append((s, e, name, g, c))
+    rows = []
+    for d in sorted(per_device):
+        for (s, e, name, g, c), covered in ordered_with_covered(per_device[d]):
+            if covered is None or s - covered <= min_gap_ns:
+                continue
+            call = calls.get((g >> 24, c)) if c is not None else None
+            if call is None or call[0] < covered:
+                cause = "other"
+            elif any(covered <= end <= call[0] for end in sync_ends[call[2]]):
+                cause = "sync"
+            else:
+                cause = "host"
+            rows.append([d, covered, s, s - covered, cause, name, call[3] if call else None, call[0] if call else None])
+    totals = defaultdict(lambda: [0, 0])
+    for r in rows:
+        totals[(r[0], r[4])][0] += 1
+        totals[(r[0], r[4])][1] += r[3]
+    return [r + totals[(r[0], r[4])] for r in rows]
+
+
+def launch_stats(raw, top_n=20):
+    calls = api_calls(raw)
+    out = []
+    starts = {}
+    for kind, d, name, s, e, g, c in gpu_ops(raw):
+        if kind == "kernel":
+            starts.setdefault(name, []).append((s, e - s, calls.get((g >> 24, c)) if c is not None else None))
+    for name, ks in starts.items():
+        launched = [(s, dur, call) for s, dur, call in ks if call]
+        delays = [s - call[0] for s, dur, call in launched]
+        short = sum(1 for s, dur, call in launched if dur < call[1] - call[0])
+        out.append([name, len(ks), len(launched), len(ks) - len(launched), min(delays, default=None),
+                    raw.round(statistics.median(delays), 1) if delays else None,
+                    raw.round(sum(delays) / len(delays), 1) if delays else None, max(delays, default=None),
+                    sum(delays) if delays else None, short if launched else 0,
+                    raw.round(100.0 * short / len(launched), 1) if launched else None,
+                    sum(dur for _, dur, _ in ks), sum(call[1] - call[0] for _, _, call in launched) if launched else None])
+    out.sort(key=lambda r: (r[8] is None, -(r[8] or 0), r[0]))
+    return out[:top_n]
+
+
+def expert_findings(raw, gap_ns=500_000_000, chunks=30, threshold_pct=50):
+    """(rule, pid, start, duration, name) of each finding, in the recipe's order; devices are compared too, but for
+    cuda_api_sync (nsys 2026 records device 0 on other GPUs' sync rows; the catalog corrects it)."""
+    calls = api_calls(raw)
+    rows = []
+    for t, kind in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
+        if not raw.has(t):
+            continue
+        kinds = "srcKind, dstKind" if kind == "memcpy" else "null, null"
+        for d, s, e, g, c, src, dst in raw.rows(f"select deviceId, start, max(\"end\", start), globalPid, "
+                                                f"correlationId, {kinds} from {t}"):
+            call = calls.get((g >> 24, c))
+            if call is None:
+                continue
+            sync_api = "async" not in call[3].lower()
+            if kind == "memset" and sync_api:
+                rows.append(["cuda_memset_sync", d, (call[2] >> 24) & 0xFFFFFF, s, e - s, call[3]])
+            elif kind == "memcpy" and (sync_api or PAGEABLE in (src, dst)):
+                rows.append(["cuda_memcpy_sync" if sync_api else "cuda_memcpy_async", d, (call[2] >> 24) & 0xFFFFFF,
+                             s, e - s, call[3]])
+    if raw.has("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
+        for g, c, st in raw.rows("select globalPid, correlationId, syncType from CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
+            call = calls.get((g >> 24, c))
+            if call is not None and st != STREAM_WAIT_SYNC and "Synchronize" in call[3]:
+                rows.append(["cuda_api_sync", None, (call[2] >> 24) & 0xFFFFFF, call[0], call[1] - call[0], call[3]])
+    per = defaultdict(list)
+    for kind, d, name, s, e, g, c in gpu_ops(raw):
+        per[(g, d)].append((s, e, name))
+    for (g, d), ops in per.items():
+        pid = (g >> 24) & 0xFFFFFF
+        for (s, e, name), covered in ordered_with_covered(ops):
+            if covered is not None and s - covered >= gap_ns:
+                rows.append(["gpu_gaps", d, pid, covered, s - covered, name])
+        t0, t1 = min(o[0] for o in ops), max(o[1] for o in ops)
+        size = max(1, (t1 - t0) // chunks)
+        busy = union((s, e) for s, e, _ in ops)
+        for k in range(chunks):
+            lo, hi = t0 + k * size, (t1 if k == chunks - 1 else t0 + (k + 1) * size)
+            if hi <= lo:
+                continue
+            b = sum(max(0, min(e, hi) - max(s, lo)) for s, e in busy)
+            if 100.0 * b / (hi - lo) < threshold_pct:
+                rows.append(["gpu_time_util", d, pid, lo, hi - lo, None])
+    key = lambda r: (r[0], -1 if r[1] is None else r[1], r[3], r[5] or "")
+    return sorted(rows, key=key)
+
+
+def expert_shown(r):  # the recipe's row as the reference has it: no detail, no device for cuda_api_sync
+    return [r[0], None if r[0] == "cuda_api_sync" else r[1]] + r[2:6]
+
+
+
+def stable_name(name):
+    """A name as sql/diff.sql matches it across runs: without PyTorch's per-call fields, addresses (0x and 4 or more
+    hex digits, at the start of a word) as 0x?."""
+    name = pytorch_call_fields_removed(name)
+    return re.sub(r"(?<![0-9A-Za-z_])0x[0-9a-fA-F]{4,}", "0x?", name)
+
+
+def diff_sides(raw):
+    """{(kind, stable name): (count, total ns)} for kernels and NVTX ranges of one report, from the raw tables."""
+    out = defaultdict(lambda: [0, 0])
+    for kind, d, name, s, e, g, c in gpu_ops(raw):
+        if kind == "kernel":
+            r = out[("kernel", stable_name(name))]
+            r[0] += 1
+            r[1] += e - s
+    if raw.has("NVTX_EVENTS"):
+        domains = nvtx_domains(raw)
+        text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
+        for name, dom, g, s, e in raw.rows(f"select {text}, coalesce(domainId, 0), coalesce(globalTid, 0), start, "
+                                           "\"end\" from NVTX_EVENTS where eventType in (59, 60, 70, 71) "
+                                           "and start is not null and \"end\" is not null"):
+            dom_name = domains.get((g & ~0xFFFFFF, dom)) if dom else None
+            r = out[("nvtx", stable_name((dom_name + ":" if dom_name else "") + name))]
+            r[0] += 1
+            r[1] += max(0, e - s)
+    return out
+
+
+def diff_rows(before, after):
+    """sql/diff.sql's kernel and NVTX rows, from the raw tables of the two reports (unordered)."""
+    b, a = diff_sides(before), diff_sides(after)
+    rows = []
+    for key in set(b) | set(a):
+        (nb, tb), (na, ta) = b.get(key, (0, 0)), a.get(key, (0, 0))
+        rows.append([key[0], key[1], nb, na, tb, ta, ta - tb, before.round(100.0 * (ta - tb) / tb, 1) if tb else None,
+                     "new" if nb == 0 else "vanished" if na == 0 else ""])
+    return rows
+
+
+def run_diff(before, after):
+    out = subprocess.run([SQLITE3, "-json", "-bail", ":memory:", "-cmd", f".load {EXTENSION}",
+                          f"attach 'file:{before}?mode=ro' as before", f"attach 'file:{after}?mode=ro' as after",
+                          f".read {RECIPES}/diff.sql"], capture_output=True, text=True, check=True).stdout
+    return [list(row.values()) for row in json.loads(out)] if out.strip() else []
+
+
+def queue_depth(raw, bucket_ns=100_000_000):
+    """Per (device, stream, bucket): the most operations queued at once (call start, or the operation's own start
+    when earlier or unrecorded, to its end) and the time-weighted mean."""
+    calls = api_calls(raw)
+    streams = defaultdict(list)
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+        if raw.has(t):
+            for d, st, s, e, g, c in raw.rows(f"select deviceId, streamId, start, max(\"end\", start), globalPid, "
+                                              f"correlationId from {t}"):
+                call = calls.get((g >> 24, c)) if c is not None else None
+                streams[(d, st)].append((min(s, call[0]) if call else s, e))
+    if not streams:
+        return []
+    t0 = min(q for ops in streams.values() for q, _ in ops)
+    out = []
+    for (d, st) in sorted(streams):
+        events = sorted([(q, 1) for q, _ in streams[(d, st)]] + [(e, -1) for _, e in streams[(d, st)]])
+        buckets = defaultdict(lambda: [0, 0])  # k -> [max depth, depth x ns]
+        depth = 0
+        for (t, delta), nxt in zip(events, events[1:] + [(None, 0)]):
+            depth += delta
+            if nxt[0] is None or nxt[0] <= t or depth <= 0:
+                continue
+            s, e = t, nxt[0]
+            k = (s - t0) // bucket_ns
+            while t0 + k * bucket_ns < e:
+                part = min(e, t0 + (k + 1) * bucket_ns) - max(s, t0 + k * bucket_ns)
+                b = buckets[k]
+                b[0] = max(b[0], depth)
+                b[1] += depth * part
+                k += 1
+        out += [[d, st, k, t0 + k * bucket_ns, b[0], raw.round(1.0 * b[1] / bucket_ns, 2)]
+                for k, b in sorted(buckets.items())]
+    return out
+
 CHECKS = {
     "top_kernels.sql": (top_kernels, lambda r: r),
     "memcpy_bandwidth.sql": (memcpy_bandwidth, lambda r: r[2:]),  # copies and numbers; labels are the catalog's
@@ -458,6 +757,13 @@ CHECKS = {
     "sweep.sql": (sweep, lambda r: r),
     "cpu_hotspots.sql": (cpu_hotspots, lambda r: r[1:2] + r[3:]),  # numbers and frames; names are the catalog's
     "gpu_idle_cpu.sql": (gpu_idle_cpu, lambda r: r[:5] + r[6:]),  # all but the thread names
+    "gpu_time_breakdown.sql": (gpu_time_breakdown, lambda r: r),
+    "kernel_breakdown.sql": (kernel_breakdown, lambda r: r),
+    "gpu_idle.sql": (gpu_idle, lambda r: r),
+    "launch_stats.sql": (launch_stats, lambda r: r),
+    "queue_depth.sql": (queue_depth, lambda r: r),
+    # Compared as sets: the recipe orders sync findings by device, which the reference leaves out.
+    "expert_findings.sql": (expert_findings, expert_shown, "unordered"),
     "nsys_stats/cuda_kern_exec_sum.sql": (cuda_kern_exec_sum, lambda r: r),
     "nsys_stats/nvtx_gpu_proj_sum.sql": (nvtx_gpu_proj_sum, lambda r: r),
     "nsys_stats/nvtx_sum.sql": (nvtx_sum, lambda r: r),
@@ -467,8 +773,10 @@ CHECKS = {
 passed = failed = 0
 for profile in PROFILES:
     raw = Raw(profile)
-    for recipe, (reference, shown) in CHECKS.items():
+    for recipe, (reference, shown, *order) in CHECKS.items():
         ours, expected = [shown(r) for r in run_recipe(profile, recipe)], reference(raw)
+        if order:
+            ours, expected = sorted(ours, key=repr), sorted(expected, key=repr)
         if ours == expected:
             passed += 1
         else:
@@ -477,5 +785,18 @@ for profile in PROFILES:
             print(f"FAILED: {recipe} on {profile.rsplit('/', 1)[-1]}: {len(ours)} rows, reference {len(expected)}; "
                   f"first difference at row {bad}: {ours[bad] if bad < len(ours) else None} != "
                   f"{expected[bad] if bad < len(expected) else None}")
+# sql/diff.sql on each profile and the next (and the last and the first): its kernel and NVTX rows against the
+# reference, as sets; the 'event' rows (every kind) are the catalog's and are left out.
+for before_path, after_path in zip(PROFILES, PROFILES[1:] + PROFILES[:1]):
+    ours = sorted((r[:9] for r in run_diff(before_path, after_path) if r[0] != "event"), key=repr)
+    expected = sorted(diff_rows(Raw(before_path), Raw(after_path)), key=repr)
+    if ours == expected:
+        passed += 1
+    else:
+        failed += 1
+        bad = next((i for i, (a, b) in enumerate(zip(ours, expected)) if a != b), min(len(ours), len(expected)))
+        print(f"FAILED: diff.sql on {before_path.rsplit('/', 1)[-1]} -> {after_path.rsplit('/', 1)[-1]}: {len(ours)} "
+              f"rows, reference {len(expected)}; first difference at row {bad}: "
+              f"{ours[bad] if bad < len(ours) else None} != {expected[bad] if bad < len(expected) else None}")
 print(f"check_recipe_numbers: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -13,6 +13,9 @@ profiles+=("$tmp/cpu_samples.sqlite")
 # And generated GPU work that overlaps (sums, unions and spans differ; NCCL partly hidden behind compute).
 "$sqlite3_bin" "$tmp/concurrent_gpu_work.sqlite" < "$src/tests/fixtures/concurrent_gpu_work.sql"
 profiles+=("$tmp/concurrent_gpu_work.sqlite")
+# And a GPU whose breakdown, idle causes and findings are known by construction (its header).
+"$sqlite3_bin" "$tmp/gpu_causes.sqlite" < "$src/tests/fixtures/gpu_causes.sql"
+profiles+=("$tmp/gpu_causes.sqlite")
 [ ${#real_exports[@]} -gt 0 ] || echo "check_recipes: ../shared absent: recipes run on the bundled example only"
 passed=0 failed=0
 for p in "${profiles[@]}"; do
@@ -44,6 +47,40 @@ check "CPU hotspot self" cpu_hotspots.sql '$3 == "main" && $5 == "matmul" && $7 
   "$tmp/cpu_samples.sqlite"
 check "CPU hotspot total" cpu_hotspots.sql '$3 == "main" && $5 == "main" && $7 == 0 && $9 == 5 && $10 == 83.3' \
   "$tmp/cpu_samples.sqlite"
+# gpu_causes.sql's values, from its header.
+g=$tmp/gpu_causes.sqlite
+check "breakdown by construction" gpu_time_breakdown.sql \
+  '$1 == 0 && $2 == 230000 && $3 == 100000 && $4 == 20000 && $5 == 4850000 && $6 == 50000 && $12 == 5150000' "$g"
+check "idle gap: host" gpu_idle.sql '$2 == 170000 && $3 == 2180000 && $5 == "host" && $8 == 2170000' "$g"
+check "idle gap: sync" gpu_idle.sql '$2 == 2200000 && $4 == 1210000 && $5 == "sync" && $6 == "reduce_kernel"' "$g"
+check "idle gap: other" gpu_idle.sql '$2 == 3420000 && $4 == 1580000 && $5 == "other" && $8 == 3405000' "$g"
+check "pageable async copy" expert_findings.sql '$1 == "cuda_memcpy_async" && $4 == 160000 && $6 == "cudaMemcpyAsync_v3020"' "$g"
+check "synchronous copy" expert_findings.sql '$1 == "cuda_memcpy_sync" && $4 == 5150000 && $6 == "cudaMemcpy_v3020"' "$g"
+check "sync call" expert_findings.sql '$1 == "cuda_api_sync" && $4 == 2190000 && $5 == 110000' "$g"
+if [ "$("$sqlite3_bin" -csv "$g" -cmd ".load $so" ".read $src/sql/expert_findings.sql" | grep -c '^gpu_time_util,')" = 28 ]
+then passed=$((passed + 1)); else echo "FAILED: gpu_time_util findings on gpu_causes: not 28"; failed=$((failed + 1)); fi
+check "kernel types" kernel_breakdown.sql '$1 == "GEMM" && $2 == 2 && $3 == 200000 && $6 == "ampere_sgemm_128x64_tn"' "$g"
+check "launch delay" launch_stats.sql '$1 == "ncclDevKernel_AllReduce_Sum_f32_RING_LL" && $5 == 58000' "$g"
+# Stream 7 holds calls 1 and 3's work at once from 4000 to 110000, and calls 6 and 7's from 3405000 to 3420000: depth
+# 2; depth x time summed over the first 100 ms bucket is 2081000 ns, a mean of 0.02.
+check "queue depth" queue_depth.sql '$1 == 0 && $2 == 7 && $3 == 0 && $5 == 2 && $6 == 0.02' "$g"
+check "PyTorch names grouped" nvtx_gpu_time.sql '$1 == "aten::mm" && $2 == 2 && $9 == 2' "$g"
+# Before / after (sql/diff.sql): gpu_causes_after.sql's changes, and nothing else, by construction (its header).
+cat "$src/tests/fixtures/gpu_causes.sql" "$src/tests/fixtures/gpu_causes_after.sql" | "$sqlite3_bin" "$tmp/gpu_causes_after.sqlite"
+diff_out=$("$sqlite3_bin" -csv :memory: -cmd ".load $so" "attach '$g' as before" \
+  "attach '$tmp/gpu_causes_after.sqlite' as after" ".read $src/sql/diff.sql")
+changed=$(awk -F, '$7 != 0 { print $1 "," $2 "," $3 "," $4 "," $5 "," $6 "," $7 "," $8 "," $9 }' <<<"$diff_out")
+expected='event,kernel,5,5,330000,450000,120000,36.4,""
+kernel,ampere_sgemm_128x64_tn,2,2,200000,300000,100000,50.0,""
+kernel,triton_poi_fused_add_0,0,1,0,30000,30000,,new
+kernel,reduce_kernel,1,0,10000,0,-10000,-100.0,vanished'
+if [ "$changed" = "$expected" ] && grep -q '^nvtx,aten::mm,2,2,12500,12500,0,0.0,"",' <<<"$diff_out"; then
+  passed=$((passed + 1)); else echo "FAILED: diff.sql on gpu_causes -> gpu_causes_after: $diff_out"; failed=$((failed + 1)); fi
+# One table of kernel types: gpu_time_breakdown.sql holds kernel_breakdown.sql's, unchanged.
+types() { sed -n '/-- BEGIN kernel_types/,/-- END kernel_types/p' "$src/sql/$1"; }
+if [ -n "$(types kernel_breakdown.sql)" ] && [ "$(types kernel_breakdown.sql)" = "$(types gpu_time_breakdown.sql)" ]; then
+  passed=$((passed + 1)); else echo "FAILED: the kernel_types tables of kernel_breakdown.sql and gpu_time_breakdown.sql differ"
+  failed=$((failed + 1)); fi
 # Every number against its reference over the raw tables (Debian's python3: standard library only).
 python=/usr/bin/python3; [ -x "$python" ] || python=python3
 if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${profiles[@]}"; then failed=$((failed + 1)); fi

@@ -18,6 +18,7 @@ from nsystrace.errors import reported, stop_on_sigterm
 
 # `nsystrace NAME ...` -> the module that runs it. One line each, in alphabetical order.
 SUBCOMMANDS = {
+    "diff": "nsystrace.diff",
     "serve": "nsystrace.serve",
     "stats": "nsystrace.stats",
 }

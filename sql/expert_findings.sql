@@ -1,0 +1,111 @@
+-- The Nsight Systems expert-system rules an export can answer (nsys analyze; NVIDIA's Analysis Guide, "Expert
+-- Systems Analysis"), with NVIDIA's rule names and default thresholds, one row per finding:
+--   cuda_memcpy_sync   a memcpy launched by a synchronous API (no "Async" in its name): the host waits for it.
+--   cuda_memcpy_async  a memcpy launched by an asynchronous API from or to pageable host memory: the driver stages
+--                      it, so it is synchronous after all (pin the host buffer: cudaHostAlloc / cudaHostRegister).
+--   cuda_memset_sync   a memset launched by a synchronous API.
+--   cuda_api_sync      a synchronization call that blocks the host until the GPU catches up (cudaDeviceSynchronize,
+--                      cudaStreamSynchronize, cudaEventSynchronize, ...: the CUDA synchronization rows made by a
+--                      *Synchronize call; exports without those rows, nsys 2020's, show none).
+--   gpu_gaps           GPU starvation: a gap of at least gap_ns (NVIDIA's default: 500 ms) with no GPU work of a
+--                      process on a device.
+--   gpu_time_util      low utilization: the span from a process's first to last GPU operation on a device cut into
+--                      chunks (NVIDIA's default: 30), each chunk whose utilization (the union of the process's GPU
+--                      work on the device in it, concurrent work counted once) is under threshold_pct (default 50 %).
+-- Columns: rule, device, pid, start_ns, duration_ns (the finding's interval: the GPU operation, the API call, the
+-- gap or the chunk), name (the API call, or the operation after a gap), detail.
+-- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/expert_findings.sql"
+with params(gap_ns, chunks, threshold_pct) as (select 500000000, 30, 50),
+-- Memory operations and synchronizations with the API call that made them (same process and correlation id).
+mem_ops as materialized (
+  select o.kind, o.device_id, o.ts, o.dur, o.name as op, o.args, a.name as call, a.pid, a.tid, a.ts as call_ts,
+         a.dur as call_dur
+  from trace_events o join trace_events a
+    on a.kind = 'cuda_api' and a.correlation_id = o.correlation_id and a.global_pid = o.global_pid
+  where o.kind in ('memcpy', 'memset', 'sync')
+),
+memory_findings as (
+  select case when kind = 'memset' then 'cuda_memset_sync'
+              when instr(lower(call), 'async') = 0 then 'cuda_memcpy_sync' else 'cuda_memcpy_async' end as rule,
+         device_id as device, pid, ts as start_ns, dur as duration_ns, call as name,
+         op || ', ' || json_extract(args, '$.bytes') || ' bytes, ' ||
+           case when kind = 'memset' then coalesce(json_extract(args, '$.mem_kind'), '?')
+                else coalesce(json_extract(args, '$.src_kind'), '?') || ' -> ' || coalesce(json_extract(args, '$.dst_kind'), '?')
+           end as detail
+  from mem_ops
+  where kind <> 'sync' and instr(lower(call), 'async') = 0
+     or (kind = 'memcpy' and 'Pageable' in (json_extract(args, '$.src_kind'), json_extract(args, '$.dst_kind')))
+),
+-- A blocking synchronization: a sync row (what the call waited for) made by a *Synchronize call; not a stream's
+-- wait on an event (cudaStreamWaitEvent: the GPU waits, not the host), nor cudaEventQuery (it polls, returns at
+-- once). The finding is the call that blocked the host.
+sync_findings as (
+  select 'cuda_api_sync' as rule, device_id as device, pid, call_ts as start_ns, call_dur as duration_ns, call as name,
+         op || ', thread ' || tid as detail
+  from mem_ops
+  where kind = 'sync' and op <> 'Stream wait sync' and instr(call, 'Synchronize') > 0
+),
+-- GPU work per (process, device); each operation's part beyond every earlier end of the same process and device.
+-- Those parts are disjoint and cover the union of the work. Sorted without names (cheaper); the name of the
+-- operation after a gap is looked up by its rowid.
+ordered as materialized (
+  select global_pid, device_id, ts as s, ts + dur as e, rowid as id,
+         max(ts + dur) over (partition by global_pid, device_id order by ts, ts + dur, rowid
+                             rows between unbounded preceding and 1 preceding) as covered
+  from trace_events where kind in ('kernel', 'memcpy', 'memset')
+),
+gap_findings as (
+  select 'gpu_gaps' as rule, device_id as device, (global_pid >> 24) & 16777215 as pid, covered as start_ns,
+         s - covered as duration_ns, (select name from trace_events t where t.rowid = id) as name,
+         'no GPU work of the process on the device for ' || (s - covered) || ' ns' as detail
+  from ordered, params where s - covered >= gap_ns
+),
+spans as (
+  select global_pid, device_id, min(s) as t0, max(e) as t1, max(1, (max(e) - min(s)) / p.chunks) as chunk_ns, p.chunks
+  from ordered, params p group by global_pid, device_id
+),
+-- Busy pieces, and the chunks they start and end in (chunk k: [t0 + k chunk_ns, t0 + (k + 1) chunk_ns), the last
+-- one to t1). A piece inside one chunk (nearly all) is summed as it is; the few that cross a boundary are split.
+pieces as (
+  select global_pid, device_id, s, e, t0, chunk_ns, chunks,
+         min(chunks - 1, (s - t0) / chunk_ns) as k, min(chunks - 1, (e - 1 - t0) / chunk_ns) as last_k
+  from (select o.global_pid, o.device_id, max(o.s, coalesce(o.covered, o.s)) as s, o.e, sp.t0, sp.chunk_ns, sp.chunks
+        from ordered o join spans sp on sp.global_pid = o.global_pid and sp.device_id = o.device_id
+        where o.e > coalesce(o.covered, o.s))
+),
+split(global_pid, device_id, s, e, t0, chunk_ns, chunks, k, last_k) as (
+  select * from pieces where k < last_k
+  union all
+  select global_pid, device_id, s, e, t0, chunk_ns, chunks, k + 1, last_k from split where k < last_k
+),
+busy_chunks as (
+  select global_pid, device_id, k, sum(busy_ns) as busy_ns from (
+    select global_pid, device_id, k, e - s as busy_ns from pieces where k = last_k
+    union all
+    select global_pid, device_id, k,
+           min(e, case when k = chunks - 1 then e else t0 + (k + 1) * chunk_ns end) - max(s, t0 + k * chunk_ns)
+    from split)
+  group by global_pid, device_id, k
+),
+all_chunks(global_pid, device_id, k, t0, t1, chunk_ns, chunks) as (
+  select global_pid, device_id, 0, t0, t1, chunk_ns, chunks from spans
+  union all
+  select global_pid, device_id, k + 1, t0, t1, chunk_ns, chunks from all_chunks where k + 1 < chunks
+),
+util as (
+  select c.global_pid, c.device_id, c.k, c.t0 + c.k * c.chunk_ns as start_ns,
+         case when c.k = c.chunks - 1 then c.t1 else c.t0 + (c.k + 1) * c.chunk_ns end - (c.t0 + c.k * c.chunk_ns) as len,
+         coalesce(b.busy_ns, 0) as busy_ns
+  from all_chunks c left join busy_chunks b on b.global_pid = c.global_pid and b.device_id = c.device_id and b.k = c.k
+),
+util_findings as (
+  select 'gpu_time_util' as rule, device_id as device, (global_pid >> 24) & 16777215 as pid, start_ns,
+         len as duration_ns, null as name,
+         'chunk ' || (k + 1) || ' of ' || p.chunks || ': ' || round(100.0 * busy_ns / len, 1) || ' % utilized' as detail
+  from util, params p where len > 0 and 100.0 * busy_ns / len < p.threshold_pct
+)
+select * from memory_findings
+union all select * from sync_findings
+union all select * from gap_findings
+union all select * from util_findings
+order by rule, device, start_ns, name;

@@ -1,0 +1,69 @@
+-- Why the GPU idles: every gap between GPU work on a device (kernels, memcpys, memsets; work on concurrent streams
+-- counted once) longer than min_gap_ns, with its cause, judged from the operation that ended the gap (the first to
+-- start after it) and the CUDA API call that launched it (same process and correlation id):
+--   sync   the launch came after the GPU went idle, and the launching thread was in a CUDA synchronization
+--          (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize, ...: a 'sync' row) that ended
+--          inside the gap: the host waited for the GPU to drain, then had nothing queued;
+--   host   the launch came after the GPU went idle (no work was queued) and no synchronization explains it: the
+--          host was late (Python, data loading, launch overhead);
+--   other  the work was already queued when the GPU went idle (it waited on a dependency: an event, another
+--          stream, another GPU), or no launching call is recorded.
+-- Totals per (device, cause) over the gaps shown repeat on each row (cause_gaps, cause_idle_ns).
+-- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/gpu_idle.sql"
+with params(min_gap_ns) as (select 1000000),
+work as materialized (
+  select device_id, ts as s, ts + dur as e, name, global_pid, correlation_id from trace_events
+  where kind in ('kernel', 'memcpy', 'memset')
+),
+ordered as (
+  select device_id, s, e, name, global_pid, correlation_id,
+         max(e) over (partition by device_id order by s, e, name rows between unbounded preceding and 1 preceding)
+           as covered
+  from work
+),
+-- The operations that start after every earlier one ended, gap_ns after the last end.
+gaps as materialized (
+  select o.device_id, o.covered as gap_start, o.s as gap_end, o.name as next_op, o.global_pid, o.correlation_id
+  from ordered o, params p
+  where o.s - o.covered > p.min_gap_ns
+),
+launches as materialized (
+  select g.device_id, g.gap_start, a.ts as launch_ts, a.name as launch_call, a.global_tid
+  from gaps g join trace_events a
+    on a.kind = 'cuda_api' and a.correlation_id = g.correlation_id and a.global_pid = g.global_pid
+),
+-- The CPU side of each synchronization: its API call (the sync row carries the call's correlation id).
+sync_calls as materialized (
+  select a.global_tid, a.ts + a.dur as sync_end
+  from trace_events y join trace_events a
+    on a.kind = 'cuda_api' and a.correlation_id = y.correlation_id and a.global_pid = y.global_pid
+  where y.kind = 'sync'
+),
+-- For each launch after a gap, the end of the last synchronization of its thread that ended before the launch:
+-- one sort of the syncs and those launches per thread.
+marks as (
+  select global_tid, sync_end as t, 0 as is_launch, sync_end, null as device_id, null as gap_start from sync_calls
+  union all
+  select global_tid, launch_ts, 1, null, device_id, gap_start from launches
+),
+last_sync as (
+  select device_id, gap_start, is_launch,
+         max(sync_end) over (partition by global_tid order by t, is_launch rows unbounded preceding) as last_sync_end
+  from marks
+),
+classified as (
+  select g.device_id, g.gap_start, g.gap_end, g.gap_end - g.gap_start as gap_ns, g.next_op, l.launch_call,
+         l.launch_ts,
+         case when l.launch_ts is null or l.launch_ts < g.gap_start then 'other'
+              when ls.last_sync_end >= g.gap_start then 'sync'
+              else 'host' end as cause
+  from gaps g
+  left join launches l on l.device_id = g.device_id and l.gap_start = g.gap_start
+  left join last_sync ls on ls.is_launch and ls.device_id = g.device_id and ls.gap_start = g.gap_start
+)
+select device_id as device, gap_start as gap_start_ns, gap_end as gap_end_ns, gap_ns, cause, next_op, launch_call,
+       launch_ts as launch_ns,
+       count(*) over (partition by device_id, cause) as cause_gaps,
+       sum(gap_ns) over (partition by device_id, cause) as cause_idle_ns
+from classified
+order by device, gap_start;
