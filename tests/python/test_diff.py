@@ -39,7 +39,7 @@ def fixture(path, *scripts):
 
 
 before = fixture(os.path.join(tmp, "diff_before.sqlite"), "gpu_causes.sql")
-after = fixture(os.path.join(tmp, "diff_after.sqlite"), "gpu_causes.sql", "gpu_causes_after.sql")
+after = fixture(os.path.join(tmp, "diff_after.sqlite"), "gpu_causes.sql", "changes/gpu_causes_after.sql")
 out_csv = os.path.join(tmp, "diff.csv")
 done = subprocess.run([os.path.join(bin_dir, "nsystrace"), "diff", before, after, "-o", out_csv],
                       capture_output=True, text=True)

@@ -145,17 +145,22 @@ def projection_inputs(raw):
         if raw.has(t):
             for proc, corr, s, e in raw.rows(f"select globalPid >> 24, correlationId, start, \"end\" from {t}"):
                 ops[(proc, corr)].append((s, max(s, e), is_kernel))
-    ends = []
-    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-              "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
-        if raw.has(t):
-            ends += [v for v in raw.rows(f"select max(start), max(\"end\") from {t}")[0] if v is not None]
     domains = nvtx_domains(raw)
     calls = defaultdict(list)
     for g, s, e, corr in raw.rows("select globalTid, start, \"end\", correlationId from CUPTI_ACTIVITY_KIND_RUNTIME"):
         if (g >> 24, corr) in ops:
             calls[g].append((s, e, corr))
-    return ops, max(ends), domains, calls
+    return ops, profile_end(raw), domains, calls
+
+
+def profile_end(raw):
+    """The latest timestamp of the profile's events: where a range never closed ends."""
+    ends = []
+    for t in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+              "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"):
+        if raw.has(t):
+            ends += [v for v in raw.rows(f"select max(start), max(\"end\") from {t}")[0] if v is not None]
+    return max(ends)
 
 
 def projection(raw):
@@ -683,10 +688,11 @@ def diff_sides(raw):
             r[1] += e - s
     if raw.has("NVTX_EVENTS"):
         domains = nvtx_domains(raw)
+        end_of_profile = profile_end(raw)  # where a range never closed ends, as in trace_events
         text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
         for name, dom, g, s, e in raw.rows(f"select {text}, coalesce(domainId, 0), coalesce(globalTid, 0), start, "
-                                           "\"end\" from NVTX_EVENTS where eventType in (59, 60, 70, 71) "
-                                           "and start is not null and \"end\" is not null"):
+                                           f"coalesce(\"end\", {end_of_profile}) from NVTX_EVENTS "
+                                           "where eventType in (59, 60, 70, 71) and start is not null"):
             dom_name = domains.get((g & ~0xFFFFFF, dom)) if dom else None
             r = out[("nvtx", stable_name((dom_name + ":" if dom_name else "") + name))]
             r[0] += 1

@@ -66,7 +66,7 @@ check "launch delay" launch_stats.sql '$1 == "ncclDevKernel_AllReduce_Sum_f32_RI
 check "queue depth" queue_depth.sql '$1 == 0 && $2 == 7 && $3 == 0 && $5 == 2 && $6 == 0.02' "$g"
 check "PyTorch names grouped" nvtx_gpu_time.sql '$1 == "aten::mm" && $2 == 2 && $9 == 2' "$g"
 # Before / after (sql/diff.sql): gpu_causes_after.sql's changes, and nothing else, by construction (its header).
-cat "$src/tests/fixtures/gpu_causes.sql" "$src/tests/fixtures/gpu_causes_after.sql" | "$sqlite3_bin" "$tmp/gpu_causes_after.sqlite"
+cat "$src/tests/fixtures/gpu_causes.sql" "$src/tests/fixtures/changes/gpu_causes_after.sql" | "$sqlite3_bin" "$tmp/gpu_causes_after.sqlite"
 diff_out=$("$sqlite3_bin" -csv :memory: -cmd ".load $so" "attach '$g' as before" \
   "attach '$tmp/gpu_causes_after.sqlite' as after" ".read $src/sql/diff.sql")
 changed=$(awk -F, '$7 != 0 { print $1 "," $2 "," $3 "," $4 "," $5 "," $6 "," $7 "," $8 "," $9 }' <<<"$diff_out")
