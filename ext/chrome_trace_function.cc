@@ -75,7 +75,7 @@ const char* file_function(TraceFormat f) {
 
 struct Aggregate {
   // The value form: the trace is one SQLite value (text or BLOB), capped by SQLITE_LIMIT_LENGTH.
-  Aggregate(sqlite3* db, TraceFormat f) : format(f) {
+  Aggregate(sqlite3* db, TraceFormat f, GpuModel gpu_model) : format(f) {
     int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
     out.set_limit(static_cast<size_t>(limit) + 1,  // + the NUL handed over with the text
                   fmt::format("nsystrace: the trace is larger than SQLite's largest value (SQLITE_LIMIT_LENGTH = {} "
@@ -83,18 +83,18 @@ struct Aggregate {
                               "SELECT {}('trace{}') FROM trace_events",
                               limit, f == TraceFormat::perfetto_protobuf ? "perfetto_trace_file" : "chrome_trace_file",
                               f == TraceFormat::perfetto_protobuf ? ".pftrace" : ".json.gz"));
-    writer = make_row_writer(f, out);
+    writer = make_row_writer(f, out, gpu_model);
   }
   // The file form: the buffer drains to the file in 1 MB chunks. show_progress: asked for by the call's argument
   // (then the end is always reported), or by the connection's setting (nsystrace_option('progress')). threads:
   // the connection's setting, for compressing a .gz beside the conversion.
   Aggregate(TraceFormat f, const std::string& path, std::vector<std::string> database_files, bool show_progress,
-            bool asked, int threads)
+            bool asked, int threads, GpuModel gpu_model)
       : format(f),
         file(std::make_unique<TraceFile>(path, std::move(database_files), file_function(f), threads)),
         writing(show_progress, "writing " + path, "events", 0) {
     out.set_drain([this](const char* p, size_t n) { file->write(p, n); }, 1 << 20);
-    writer = make_row_writer(f, out);
+    writer = make_row_writer(f, out, gpu_model);
     if (asked) writing.always_report_end();
   }
   // Called for each row (cheap: the clock is read every 1024 rows).
@@ -346,7 +346,7 @@ void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     return;
   }
   guarded_step(
-      ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::chrome_json); },
+      ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::chrome_json, GpuModel::typed); },
       [&](Aggregate& agg) {
         if (argc == 0) step_star(ctx, agg);
         else if (argc == 1) step_row(ctx, agg, argv[0]);
@@ -356,7 +356,11 @@ void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
 void x_step_perfetto(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guarded_step(
-      ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::perfetto_protobuf); },
+      ctx,
+      [&] {
+        auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+        return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::perfetto_protobuf, state->gpu_model);
+      },
       [&](Aggregate& agg) {
         if (argc == 0) step_star(ctx, agg);
         else step_row(ctx, agg, argv[0]);
@@ -380,7 +384,7 @@ void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
         bool asked = progress_arg != nullptr && sqlite3_value_int(progress_arg) != 0;
         bool progress = progress_arg != nullptr ? asked : state->progress;
         return new Aggregate(format, std::string(text_of(argv[0])), state->database_files(), progress, asked,
-                             state->threads);
+                             state->threads, state->gpu_model);
       },
       [&](Aggregate& agg) {
         if (row_given) step_row(ctx, agg, argv[argc - 1]);
@@ -504,7 +508,8 @@ void x_final(sqlite3_context* ctx) {
     Aggregate* agg = existing_aggregate(ctx);
     std::unique_ptr<Aggregate> empty;
     if (agg == nullptr) {  // no rows: an empty but valid trace
-      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx), format);
+      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx), format,
+                                          static_cast<ConnectionState*>(sqlite3_user_data(ctx))->gpu_model);
       agg = empty.get();
       agg->writer->finish(other_data(ctx, nullptr, sqlite3_context_db_handle(ctx)));
     } else {

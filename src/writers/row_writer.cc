@@ -49,7 +49,7 @@ class ChromeRows final : public RowWriter {
 
 class PerfettoRows final : public RowWriter {
  public:
-  explicit PerfettoRows(OutputBuffer& out) : RowWriter(out), w_(out) {}
+  PerfettoRows(OutputBuffer& out, GpuModel gpu_model) : RowWriter(out), w_(out, gpu_model) {}
   void add(const TraceRow& r, const RowArgs& args) override {
     w_.add(r, [&](ArgsSink& sink) { args.write(sink); });
   }
@@ -66,8 +66,8 @@ class PerfettoRows final : public RowWriter {
 
 }  // namespace
 
-std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out) {
-  if (format == TraceFormat::perfetto_protobuf) return std::make_unique<PerfettoRows>(out);
+std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out, GpuModel gpu_model) {
+  if (format == TraceFormat::perfetto_protobuf) return std::make_unique<PerfettoRows>(out, gpu_model);
   return std::make_unique<ChromeRows>(out);
 }
 

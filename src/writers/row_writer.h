@@ -10,6 +10,7 @@
 
 #include "src/readers/args.h"
 #include "src/writers/json_writer.h"
+#include "src/writers/perfetto/perfetto_trace_writer.h"
 #include "src/timeline/timeline_scan.h"
 
 namespace nsystrace {
@@ -58,6 +59,8 @@ class RowWriter {
 };
 
 enum class TraceFormat { chrome_json, perfetto_protobuf };
-std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out);
+// gpu_model: how the Perfetto format writes GPU work (the JSON has one form).
+std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out,
+                                           GpuModel gpu_model = GpuModel::typed);
 
 }  // namespace nsystrace

@@ -10,7 +10,11 @@
 //  - flows from a CUDA API call to the GPU work it launched (legacy bind ids, one arrow per GPU operation);
 //  - events recorded before 0 at 0, and those after the latest time a viewer holds at it, with their recorded
 //    times in args (viewer_time.h), as in the JSON;
-//  - the trace-wide metadata (the JSON's otherData) as trace metadata (ChromeEventBundle.metadata "nsystrace").
+//  - the trace-wide metadata (the JSON's otherData) as trace metadata (ChromeEventBundle.metadata "nsystrace");
+//  - with GpuModel::typed (the default), kernels, memcpys and memsets in Perfetto's GPU compute model instead of
+//    slices: GpuRenderStageEvents on one hardware queue per (GPU, stream), with their kernel (InternedComputeKernel),
+//    launch (ComputeKernelLaunch) and CUDA context (InternedGraphicsContext); the launching call's arrow as a
+//    GpuCorrelation. docs/gpu-model.md says what is written and why.
 // Compact: names, categories, arg names and string arg values are interned; every packet is written in time order
 // on one sequence, so timestamps are deltas on an incremental clock (a few bytes each) and track uuids small ints.
 #pragma once
@@ -20,6 +24,7 @@
 #include <queue>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -32,9 +37,13 @@
 
 namespace nsystrace {
 
+// How GPU work (kernels, memcpys, memsets) is written: Perfetto's GPU compute model (gpu_slice), or TrackEvent slices
+// on stream tracks as in the JSON. nsystrace_option('gpu_model', 'typed' | 'slices').
+enum class GpuModel { typed, slices };
+
 class PerfettoTraceWriter {
  public:
-  explicit PerfettoTraceWriter(OutputBuffer& out);
+  explicit PerfettoTraceWriter(OutputBuffer& out, GpuModel gpu_model = GpuModel::typed);
   // A row and its args (written on demand into the sink given).
   template <class WriteArgs>
   void add(const TraceRow& row, WriteArgs&& write_args) {
@@ -67,7 +76,17 @@ class PerfettoTraceWriter {
   };
   class Annotations;  // an ArgsSink writing DebugAnnotations, interning as it goes
 
+  class ComputeArgs;  // an ArgsSink writing a GPU render stage event's launch args
+
   void add_row(const TraceRow& row, const ArgsSource& args);
+  // GPU work in the typed model (GpuModel::typed): one GpuRenderStageEvent. event_id: the launching call's
+  // GpuCorrelation id, or one of its own.
+  void add_gpu_work(const TraceRow& row, int64_t ts, int64_t dur, bool clamped, uint64_t event_id,
+                    bool skip_correlation, const ArgsSource& args);
+  static bool is_gpu_work(Kind k);  // the kinds the typed model writes
+  uint64_t hw_queue_iid(const Track& track);
+  uint64_t stage_iid(Kind kind);
+  uint64_t gpu_context(const TraceRow& row, std::optional<int64_t> context_id);
   // Every pending slice end at or before `ts`, in time order (the innermost first at equal times).
   void end_slices_until(int64_t ts);
   void begin_packet(int64_t ts);
@@ -84,6 +103,7 @@ class PerfettoTraceWriter {
   void write_interned(uint32_t interned_field, uint64_t iid, std::string_view s);
 
   OutputBuffer& out_;
+  const GpuModel gpu_model_;
   ProtoWriter packet_;
   ProtoWriter interned_;  // InternedData entries new in the current packet
   int64_t last_ts_ = 0;   // the incremental clock
@@ -127,7 +147,19 @@ class PerfettoTraceWriter {
   uint64_t events_ = 0, clamped_ = 0, clamped_late_ = 0;
   uint64_t by_kind_[kKindCount] = {};  // events by kind: counted per row without a lookup
   mutable std::map<std::string, uint64_t, std::less<>> kind_counts_;  // by_kind_ by name, made on request
-  std::map<int32_t, int32_t> process_ranks_;  // pid -> its rank among the processes seen (Chrome's order)
+  std::map<int32_t, int32_t> process_ranks_;
+  // The typed GPU model's interned state: hardware queues (by stream track) and render stages share one iid space;
+  // CUDA contexts by (report, launching pid, contextId) -> the id written (their contextId unless another process
+  // took it first); kernels by (name, demangled name); launch arg names.
+  uint64_t next_spec_iid_ = 1;
+  std::unordered_map<const Track*, uint64_t> hw_queues_;
+  uint64_t stage_iids_[kKindCount] = {};
+  std::map<std::tuple<int, int32_t, int64_t>, uint64_t> contexts_;
+  std::map<uint64_t, int32_t> context_owner_;  // context id written -> its pid
+  uint64_t next_synthetic_context_ = uint64_t{1} << 32;
+  StringInterner compute_kernels_, compute_arg_names_;
+  std::string kernel_key_;
+  uint64_t next_own_event_id_ = uint64_t{1} << 62;  // GPU work no call launched: ids apart from the flows' bind ids  // pid -> its rank among the processes seen (Chrome's order)
 };
 
 }  // namespace nsystrace
