@@ -608,10 +608,12 @@ uint64_t PerfettoTraceWriter::stage_iid(Kind kind) {
   uint64_t& iid = stage_iids_[static_cast<int>(kind)];
   if (iid != 0) return iid;
   iid = next_spec_iid_++;
-  // Kernels are COMPUTE (what Perfetto's GPU compute views list as kernel launches); copies and memsets OTHER.
+  // Kernels are COMPUTE (what Perfetto's GPU compute views list as kernel launches); copies and memsets OTHER. The
+  // description (the slice's "description" arg) is the trace_events kind: a slice's category in the other form.
   interned_.begin(GpuInterned::gpu_specifications);
   interned_.varint_field(StageSpec::iid, iid);
   interned_.bytes_field(StageSpec::name, kind == Kind::kernel ? "Kernel" : kind == Kind::memcpy ? "Memcpy" : "Memset");
+  interned_.bytes_field(StageSpec::description, kind_name(kind));
   interned_.varint_field(StageSpec::category, kind == Kind::kernel ? StageSpec::kCompute : StageSpec::kOther);
   interned_.end();
   return iid;
