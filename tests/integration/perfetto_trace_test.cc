@@ -111,7 +111,10 @@ Decoded decode_trace(std::string_view trace) {
 class PerfettoTrace : public ::testing::Test {
  protected:
   void SetUp() override { db.exec_file(testdb::source_dir() + "/examples/example_profile.sql"); }
+  // The trace with GPU work as TrackEvent slices (nsystrace_option('gpu_model', 'slices')), the form this decoder
+  // reads and compares with the JSON; the typed GPU model is checked in tests/conformance/gpu_model_test.cc.
   std::string blob(const std::string& where = "") {
+    db.exec("select nsystrace_option('gpu_model', 'slices')");
     sqlite3_stmt* s = nullptr;
     std::string sql = "select perfetto_trace(*) from trace_events " + where;
     EXPECT_EQ(sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(db.get());
@@ -250,6 +253,7 @@ TEST_F(PerfettoTrace, EmptyAndNegativeTimes) {
 
 // The protobuf trace of a fixture export, read back as a BLOB.
 std::string fixture_trace(testdb::Db& db, const std::string& where = "") {
+  db.exec("select nsystrace_option('gpu_model', 'slices')");  // the TrackEvent form (see PerfettoTrace::blob)
   std::string out;
   sqlite3_stmt* s = nullptr;
   std::string sql = "select perfetto_trace(*) from trace_events " + where;
