@@ -14,7 +14,7 @@ namespace Trace { constexpr uint32_t packet = 1; }
 namespace Packet {
 constexpr uint32_t timestamp = 8, track_event = 11, trusted_packet_sequence_id = 10, interned_data = 12,
                    sequence_flags = 13, clock_snapshot = 6, trace_packet_defaults = 59, track_descriptor = 60,
-                   chrome_events = 5, stack_sample = 135, gpu_render_stage_event = 53;
+                   chrome_events = 5, stack_sample = 135, gpu_render_stage_event = 53, gpu_counter_event = 52;
 constexpr uint64_t kSeqIncrementalStateCleared = 1;
 }  // namespace Packet
 namespace Event {
@@ -37,7 +37,8 @@ constexpr uint32_t iid = 1, name = 2, str = 2;  // EventCategory/EventName/Debug
 // The GPU compute model (gpu_render_stage_event.proto; compute_kernels and compute_arg_names extend InternedData:
 // gpu_interned_data.proto).
 namespace GpuInterned {
-constexpr uint32_t graphics_contexts = 23, gpu_specifications = 24, compute_kernels = 1000, compute_arg_names = 1001;
+constexpr uint32_t graphics_contexts = 23, gpu_specifications = 24, gpu_counter_descriptors = 47, compute_kernels = 1000,
+                   compute_arg_names = 1001;
 }
 namespace RenderStage {
 constexpr uint32_t event_id = 1, duration = 2, context = 5, gpu_id = 11, hw_queue_iid = 13, stage_iid = 14,
@@ -52,6 +53,15 @@ namespace StageSpec {
 constexpr uint32_t iid = 1, name = 2, description = 3, category = 4;
 constexpr uint64_t kOther = 0, kCompute = 2;
 }
+namespace CounterDescriptor {  // InternedGpuCounterDescriptor, and its GpuCounterDescriptor
+constexpr uint32_t iid = 1, counter_descriptor = 2, gpu_id = 3, specs = 1;
+}
+namespace CounterSpec {
+constexpr uint32_t counter_id = 1, name = 2, description = 3, numerator_units = 7, value_direction = 11;
+constexpr uint64_t kPercent = 37, kForwardsLooking = 2;
+}
+namespace CounterEvent { constexpr uint32_t counter_descriptor_iid = 4, counters = 2, counter_id = 1, double_value = 3; }
+constexpr uint32_t kUtilizationCounter = 1;
 namespace GraphicsContext { constexpr uint32_t iid = 1, pid = 2, api = 3; constexpr uint64_t kCuda = 4; }
 namespace ComputeKernel { constexpr uint32_t iid = 1, name = 2, demangled_name = 3; }
 namespace Frame { constexpr uint32_t iid = 1, function_name_id = 2, mapping_id = 3; }
@@ -77,6 +87,12 @@ namespace Defaults { constexpr uint32_t timestamp_clock_id = 58; }
 namespace Metadata { constexpr uint32_t metadata = 2, name = 1, json_value = 5; }
 
 constexpr uint32_t kSequence = 1;
+constexpr uint32_t kCounterSequence = 2;  // GPU utilization (write_utilization)
+
+// Perfetto's GPU id of a device: apart per report (ranks side by side each have a GPU 0).
+int32_t perfetto_gpu_id(int report, int64_t device) {
+  return static_cast<int32_t>(report * (kGpuIdMask + 1) + (device & kGpuIdMask));
+}
 constexpr size_t kFlushBytes = 1 << 16;
 }  // namespace
 
@@ -282,11 +298,60 @@ void PerfettoTraceWriter::end_packet() {
     interned_.clear();
   }
   packet_.end();
+  maybe_flush();
+}
+
+void PerfettoTraceWriter::maybe_flush() {
   if (packet_.size() >= kFlushBytes) {
     out_.append(packet_.data());
     packet_.clear();
     out_.maybe_drain();
   }
+}
+
+// GPU utilization samples: GpuCounterEvents on sequence kCounterSequence, at absolute BOOTTIME timestamps (the trace's
+// clock; no incremental clock there), each GPU's counter described in the packet of its first sample.
+void PerfettoTraceWriter::write_utilization() {
+  for (const GpuUtilization::Sample& u : utilization_samples_) {
+    const GpuUtilization::GpuKey& gpu = utilization_.gpus()[u.gpu];
+    packet_.begin(Trace::packet);
+    packet_.varint_field(Packet::timestamp, static_cast<uint64_t>(u.ts));
+    packet_.varint_field(Packet::trusted_packet_sequence_id, kCounterSequence);
+    if (!counter_sequence_started_) {
+      counter_sequence_started_ = true;
+      packet_.varint_field(Packet::sequence_flags, Packet::kSeqIncrementalStateCleared);
+    }
+    if (u.gpu >= utilization_described_.size()) utilization_described_.resize(u.gpu + 1, false);
+    if (!utilization_described_[u.gpu]) {
+      utilization_described_[u.gpu] = true;
+      packet_.begin(Packet::interned_data);
+      packet_.begin(GpuInterned::gpu_counter_descriptors);
+      packet_.varint_field(CounterDescriptor::iid, u.gpu + 1);
+      packet_.begin(CounterDescriptor::counter_descriptor);
+      packet_.begin(CounterDescriptor::specs);
+      packet_.varint_field(CounterSpec::counter_id, kUtilizationCounter);
+      packet_.bytes_field(CounterSpec::name, GpuUtilization::kName);
+      packet_.bytes_field(CounterSpec::description,
+                          "Share of each millisecond during which kernels, memcpys or memsets ran on this GPU");
+      packet_.varint_field(CounterSpec::numerator_units, CounterSpec::kPercent);
+      packet_.varint_field(CounterSpec::value_direction, CounterSpec::kForwardsLooking);
+      packet_.end();
+      packet_.end();
+      packet_.int_field(CounterDescriptor::gpu_id, perfetto_gpu_id(gpu.report, gpu.device));
+      packet_.end();
+      packet_.end();
+    }
+    packet_.begin(Packet::gpu_counter_event);
+    packet_.varint_field(CounterEvent::counter_descriptor_iid, u.gpu + 1);
+    packet_.begin(CounterEvent::counters);
+    packet_.varint_field(CounterEvent::counter_id, kUtilizationCounter);
+    packet_.double_field(CounterEvent::double_value, GpuUtilization::percent(u.busy_ns));
+    packet_.end();
+    packet_.end();
+    packet_.end();
+  }
+  utilization_samples_.clear();
+  maybe_flush();
 }
 
 uint64_t PerfettoTraceWriter::intern(StringInterner& table, std::string_view s, uint32_t interned_field) {
@@ -496,6 +561,10 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   const bool clamped = drawn.moved();
   clamped_ += drawn.before_zero;
   clamped_late_ += drawn.after_latest;
+  if (GpuUtilization::counts(row.kind) && row.has_dur) {
+    utilization_.add(row.pid, row.report, row.device_id, ts, dur, utilization_samples_);
+    if (!utilization_samples_.empty()) write_utilization();
+  }
   end_slices_until(ts);
 
   if (row.kind == Kind::gpu_metric) {  // a counter sample: its value is its one arg
@@ -649,8 +718,7 @@ void PerfettoTraceWriter::add_gpu_work(const TraceRow& row, int64_t ts, int64_t 
   packet_.varint_field(RenderStage::duration, static_cast<uint64_t>(dur));
   packet_.varint_field(RenderStage::hw_queue_iid, hw_queue_iid(track));
   packet_.varint_field(RenderStage::stage_iid, stage_iid(row.kind));
-  // Perfetto's GPU id: the device, apart per report (ranks side by side each have a GPU 0).
-  packet_.int_field(RenderStage::gpu_id, row.report * (kGpuIdMask + 1) + (row.device_id & kGpuIdMask));
+  packet_.int_field(RenderStage::gpu_id, perfetto_gpu_id(row.report, row.device_id));
   auto [name_iid, fresh_name] =
       row.name_id >= 0 ? names_.intern_registered(row.report, row.name_id, row.name) : names_.intern(row.name);
   if (fresh_name) write_interned(Interned::event_names, name_iid, row.name);
@@ -691,6 +759,8 @@ void PerfettoTraceWriter::add_gpu_work(const TraceRow& row, int64_t ts, int64_t 
 
 void PerfettoTraceWriter::finish(std::string_view metadata_json) {
   end_slices_until(INT64_MAX);
+  utilization_.finish(utilization_samples_);
+  write_utilization();
   begin_packet(last_ts_);
   packet_.begin(Packet::chrome_events);
   packet_.begin(Metadata::metadata);

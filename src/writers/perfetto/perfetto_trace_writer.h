@@ -14,7 +14,10 @@
 //  - with GpuModel::typed (the default), kernels, memcpys and memsets in Perfetto's GPU compute model instead of
 //    slices: GpuRenderStageEvents on one hardware queue per (GPU, stream), with their kernel (InternedComputeKernel),
 //    launch (ComputeKernelLaunch) and CUDA context (InternedGraphicsContext); the launching call's arrow as a
-//    GpuCorrelation. docs/gpu-model.md says what is written and why.
+//    GpuCorrelation. docs/gpu-model.md says what is written and why;
+//  - each GPU's utilization (gpu_utilization.h) as a GPU counter of that GPU (GpuCounterEvent, with an
+//    InternedGpuCounterDescriptor: percent), on a second sequence of its own with absolute timestamps (a bucket's
+//    value is known only once the rows have passed it; Perfetto sorts the sequences together).
 // Compact: names, categories, arg names and string arg values are interned; every packet is written in time order
 // on one sequence, so timestamps are deltas on an incremental clock (a few bytes each) and track uuids small ints.
 #pragma once
@@ -31,6 +34,7 @@
 #include "src/readers/args.h"
 #include "src/model/event.h"
 #include "src/writers/flow_linker.h"
+#include "src/writers/gpu_utilization.h"
 #include "src/writers/json_writer.h"
 #include "src/writers/perfetto/protobuf_writer.h"
 #include "src/writers/perfetto/string_interner.h"
@@ -91,6 +95,8 @@ class PerfettoTraceWriter {
   void end_slices_until(int64_t ts);
   void begin_packet(int64_t ts);
   void end_packet();  // appends the packet, with any interned data it introduced, to the output
+  void maybe_flush();  // hands the written packets to the output when they are many
+  void write_utilization();  // the samples in utilization_samples_, on the counters' sequence
   uint64_t process_uuid(const Track& track);
   uint64_t track_uuid(const Track& track, uint32_t lane);
   uint64_t thread_uuid(const Track& track, int32_t tid);  // 0 when the track's thread is no OS thread
@@ -159,7 +165,11 @@ class PerfettoTraceWriter {
   uint64_t next_synthetic_context_ = uint64_t{1} << 32;
   StringInterner compute_kernels_, compute_arg_names_;
   std::string kernel_key_;
-  uint64_t next_own_event_id_ = uint64_t{1} << 62;  // GPU work no call launched: ids apart from the flows' bind ids  // pid -> its rank among the processes seen (Chrome's order)
+  uint64_t next_own_event_id_ = uint64_t{1} << 62;
+  GpuUtilization utilization_;
+  std::vector<GpuUtilization::Sample> utilization_samples_;
+  std::vector<bool> utilization_described_;  // by GPU index: its counter descriptor written
+  bool counter_sequence_started_ = false;  // GPU work no call launched: ids apart from the flows' bind ids  // pid -> its rank among the processes seen (Chrome's order)
 };
 
 }  // namespace nsystrace
