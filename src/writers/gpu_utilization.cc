@@ -26,6 +26,7 @@ void GpuUtilization::add(int32_t pid, int report, int64_t device, int64_t ts, in
     s.run_end = end;
   } else if (ts > s.run_end) {  // a new run: the last one is whole
     flush_run(last_, s, out);
+    s.running = true;
     s.run_start = ts;
     s.run_end = end;
   } else {

@@ -93,6 +93,63 @@ std::vector<std::string> export_gpu_work(testdb::Db& db) {
   return out;
 }
 
+// GPU utilization as plain SQL over the export: per device, the union of its kernels', memcpys' and memsets'
+// intervals (overlapping and touching intervals merged into runs), cut at every millisecond; then the counter's
+// samples: a bucket's busy ns as a percentage where the value changes (idle buckets are 0), and a 0 after the last
+// busy bucket. As "gpu,ts,percent" (4 decimals), sorted.
+std::vector<std::string> export_utilization(testdb::Db& db) {
+  std::string work;
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+    if (db.integer(std::string("select count(*) from sqlite_schema where type = 'table' and name = '") + table + "'") == 0)
+      continue;
+    if (!work.empty()) work += " union all ";
+    work += std::string("select coalesce(deviceId, 0) as d, start as s, \"end\" as e from ") + table +
+            " where start is not null and \"end\" > start";
+  }
+  std::vector<std::string> out;
+  if (work.empty()) return out;
+  const std::string sql =
+      "with w as (" + work + "), "
+      "o as (select d, s, e, max(e) over (partition by d order by s, e rows between unbounded preceding and 1 "
+      "preceding) as prev_end from w), "
+      "g as (select d, s, e, sum(prev_end is null or s > prev_end) over (partition by d order by s, e rows unbounded "
+      "preceding) as grp from o), "
+      "runs as (select d, min(s) as s, max(e) as e from g group by d, grp), "
+      "b(d, k, s, e) as (select d, s / 1000000, s, e from runs union all select d, k + 1, s, e from b where "
+      "(k + 1) * 1000000 < e) "
+      "select d, k, sum(min(e, (k + 1) * 1000000) - max(s, k * 1000000)) from b group by d, k order by d, k";
+  int64_t device = -1, last_k = 0, last_value = -1;
+  auto sample = [&](int64_t k, int64_t busy) {
+    if (busy == last_value) return;
+    last_value = busy;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%lld,%lld,%lld.%04lld", static_cast<long long>(device),
+                  static_cast<long long>(k * 1000000), static_cast<long long>(busy / 10000),
+                  static_cast<long long>(busy % 10000));
+    out.push_back(buf);
+  };
+  for (const auto& r : db.rows(sql)) {
+    int64_t d = std::stoll(r[0]), k = std::stoll(r[1]), busy = std::stoll(r[2]);
+    if (d != device) {
+      if (device >= 0) sample(last_k + 1, 0);
+      device = d;
+      last_value = -1;
+    } else if (k > last_k + 1) {
+      sample(last_k + 1, 0);
+    }
+    sample(k, busy);
+    last_k = k;
+  }
+  if (device >= 0) sample(last_k + 1, 0);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const char* kTraceUtilization =
+    "select printf('%d,%d,%.4f', extract_arg(t.dimension_arg_set_id, 'gpu'), c.ts, c.value) as r from counter c "
+    "join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and t.name = 'GPU utilization' "
+    "order by r";
+
 // Real exports as "real/<file>", our fixtures as "fixture/<name>".
 std::vector<std::string> profiles() {
   std::vector<std::string> out;
@@ -147,8 +204,16 @@ TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
   EXPECT_EQ(stats.get("stats")->items.size(), 0u) << param << ": " << run(tools + "/import-stats " + trace);
   testjson::Value last = testjson::parse(db.text("select nsystrace_last_trace_file()"));
   EXPECT_EQ(stats.integer("flows"), last.integer("flows")) << param;
-  std::printf("%s: %zu GPU operations as gpu_slice, %lld flows\n", param.c_str(), got.size(),
-              static_cast<long long>(stats.integer("flows")));
+  // GPU utilization, on the real exports (all their work is within a viewer's times; a fixture's work at the ends
+  // of int64 would be cut into 2^43 buckets by the SQL).
+  size_t samples = 0;
+  if (param.rfind("real/", 0) == 0) {
+    std::vector<std::string> utilization = export_utilization(db);
+    EXPECT_EQ(tp_lines(tools, trace, kTraceUtilization), utilization) << param;
+    samples = utilization.size();
+  }
+  std::printf("%s: %zu GPU operations as gpu_slice, %lld flows, %zu utilization samples\n", param.c_str(), got.size(),
+              static_cast<long long>(stats.integer("flows")), samples);
 }
 
 INSTANTIATE_TEST_SUITE_P(Exports, GpuModel, ::testing::ValuesIn(profiles()), test_name);
