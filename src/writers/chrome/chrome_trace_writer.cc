@@ -144,7 +144,7 @@ void ChromeTraceWriter::write_utilization() {
     append_ns_as_us(out_, u.ts);
     out_.append(",\"pid\":");
     append_int(out_, utilization_.gpus()[u.gpu].pid);
-    out_.append(",\"args\":{\"percent\":");
+    out_.append(",\"args\":{\"value\":");
     out_.append(GpuUtilization::percent_text(u.busy_ns));  // exact: at most 4 decimals
     out_.append("}}");
   }

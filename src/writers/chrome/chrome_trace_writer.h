@@ -5,7 +5,7 @@
 //    tracks by id with their extra lanes right after them);
 //  - flow arrows from each CUDA API call to the GPU work it launched, matched on (process, correlation id),
 //    when both ends are among the rows. The API call must come first (it always starts before its work);
-//  - each GPU's utilization (gpu_utilization.h) as a counter ("C" events "GPU utilization", arg "percent") of the
+//  - each GPU's utilization (gpu_utilization.h) as a counter ("C" events "GPU utilization", arg "value": percent) of the
 //    GPU's process.
 #pragma once
 #include <cstdint>
