@@ -14,7 +14,8 @@ namespace Trace { constexpr uint32_t packet = 1; }
 namespace Packet {
 constexpr uint32_t timestamp = 8, track_event = 11, trusted_packet_sequence_id = 10, interned_data = 12,
                    sequence_flags = 13, clock_snapshot = 6, trace_packet_defaults = 59, track_descriptor = 60,
-                   chrome_events = 5, stack_sample = 135, gpu_render_stage_event = 53, gpu_counter_event = 52;
+                   chrome_events = 5, stack_sample = 135, gpu_render_stage_event = 53, gpu_counter_event = 52,
+                   gpu_info = 128;
 constexpr uint64_t kSeqIncrementalStateCleared = 1;
 }  // namespace Packet
 namespace Event {
@@ -62,6 +63,7 @@ constexpr uint64_t kPercent = 37, kForwardsLooking = 2;
 }
 namespace CounterEvent { constexpr uint32_t counter_descriptor_iid = 4, counters = 2, counter_id = 1, double_value = 3; }
 constexpr uint32_t kUtilizationCounter = 1;
+namespace GpuInfo { constexpr uint32_t gpus = 1, name = 1; }
 namespace GraphicsContext { constexpr uint32_t iid = 1, pid = 2, api = 3; constexpr uint64_t kCuda = 4; }
 namespace ComputeKernel { constexpr uint32_t iid = 1, name = 2, demangled_name = 3; }
 namespace Frame { constexpr uint32_t iid = 1, function_name_id = 2, mapping_id = 3; }
@@ -562,6 +564,7 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   clamped_ += drawn.before_zero;
   clamped_late_ += drawn.after_latest;
   if (GpuUtilization::counts(row.kind) && row.has_dur) {
+    note_gpu(perfetto_gpu_id(row.report, row.device_id), *row.track);
     utilization_.add(row.pid, row.report, row.device_id, ts, dur, utilization_samples_);
     if (!utilization_samples_.empty()) write_utilization();
   }
@@ -718,7 +721,9 @@ void PerfettoTraceWriter::add_gpu_work(const TraceRow& row, int64_t ts, int64_t 
   packet_.varint_field(RenderStage::duration, static_cast<uint64_t>(dur));
   packet_.varint_field(RenderStage::hw_queue_iid, hw_queue_iid(track));
   packet_.varint_field(RenderStage::stage_iid, stage_iid(row.kind));
-  packet_.int_field(RenderStage::gpu_id, perfetto_gpu_id(row.report, row.device_id));
+  const int32_t gpu_id = perfetto_gpu_id(row.report, row.device_id);
+  note_gpu(gpu_id, track);
+  packet_.int_field(RenderStage::gpu_id, gpu_id);
   auto [name_iid, fresh_name] =
       row.name_id >= 0 ? names_.intern_registered(row.report, row.name_id, row.name) : names_.intern(row.name);
   if (fresh_name) write_interned(Interned::event_names, name_iid, row.name);
@@ -757,10 +762,33 @@ void PerfettoTraceWriter::add_gpu_work(const TraceRow& row, int64_t ts, int64_t 
   end_packet();
 }
 
+void PerfettoTraceWriter::note_gpu(int32_t gpu_id, const Track& track) {
+  if (track.process_name && gpu_names_.count(gpu_id) == 0) gpu_names_.emplace(gpu_id, *track.process_name);
+}
+
+// The GPUs' names (Perfetto's gpu table, which names the UI's GPU groups). GpuInfo lists GPUs by position, so it is
+// written only when the GPUs are 0, 1, ..., n - 1 (one report, CUDA's device numbering): a list with holes would
+// make GPUs that do not exist.
+void PerfettoTraceWriter::write_gpu_info() {
+  if (gpu_names_.empty() || gpu_names_.begin()->first != 0 ||
+      gpu_names_.rbegin()->first != static_cast<int32_t>(gpu_names_.size()) - 1)
+    return;
+  begin_packet(last_ts_);
+  packet_.begin(Packet::gpu_info);
+  for (const auto& [id, name] : gpu_names_) {
+    packet_.begin(GpuInfo::gpus);
+    packet_.bytes_field(GpuInfo::name, name);
+    packet_.end();
+  }
+  packet_.end();
+  end_packet();
+}
+
 void PerfettoTraceWriter::finish(std::string_view metadata_json) {
   end_slices_until(INT64_MAX);
   utilization_.finish(utilization_samples_);
   write_utilization();
+  write_gpu_info();
   begin_packet(last_ts_);
   packet_.begin(Packet::chrome_events);
   packet_.begin(Metadata::metadata);

@@ -169,7 +169,12 @@ class PerfettoTraceWriter {
   GpuUtilization utilization_;
   std::vector<GpuUtilization::Sample> utilization_samples_;
   std::vector<bool> utilization_described_;  // by GPU index: its counter descriptor written
-  bool counter_sequence_started_ = false;  // GPU work no call launched: ids apart from the flows' bind ids  // pid -> its rank among the processes seen (Chrome's order)
+  bool counter_sequence_started_ = false;
+  // The GPUs of the typed model and the utilization counters: Perfetto's gpu id -> the name of the GPU's process
+  // ("GPU 0 (NVIDIA H100 80GB HBM3)"), written as GpuInfo at the end (write_gpu_info).
+  std::map<int32_t, std::string> gpu_names_;
+  void note_gpu(int32_t gpu_id, const Track& track);
+  void write_gpu_info();  // GPU work no call launched: ids apart from the flows' bind ids  // pid -> its rank among the processes seen (Chrome's order)
 };
 
 }  // namespace nsystrace
