@@ -242,6 +242,13 @@ TEST(GpuModelOption, SlicesWritesNoGpuSliceAndBadValuesAreRefused) {
   const std::string count = "select cast(count(*) as text) from gpu_slice";
   EXPECT_EQ(tp_lines(tools, slices, count), std::vector<std::string>{"0"});
   EXPECT_EQ(tp_lines(tools, typed, count), std::vector<std::string>{std::to_string(gpu_work)});
+  // The GPUs (0 and 1) are named in Perfetto's gpu table as their processes are.
+  std::vector<std::string> names;
+  for (const auto& r : db.rows("select distinct device_id || ',' || process_name from trace_events where kind in "
+                               "('kernel', 'memcpy', 'memset') order by 1"))
+    names.push_back(r[0]);
+  EXPECT_EQ(names.size(), 2u);
+  EXPECT_EQ(tp_lines(tools, typed, "select gpu || ',' || name as r from gpu order by r"), names);
   const std::string kinds = "select cast(count(*) as text) from slice where category in ('kernel', 'memcpy', 'memset')";
   EXPECT_EQ(tp_lines(tools, slices, kinds), std::vector<std::string>{std::to_string(gpu_work)});
   EXPECT_EQ(tp_lines(tools, typed, kinds), std::vector<std::string>{"0"});
