@@ -180,9 +180,9 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
   } else {
     agg.star = true;
     agg.cursor_id = cursor->id;
-    // The rows of a scan are written on a second thread when the connection allows one (nsystrace_option
-    // 'threads'): the same bytes, in about half the time (src/writers/row_pipeline.h).
-    if (static_cast<ConnectionState*>(sqlite3_user_data(ctx))->threads > 1)
+    // The rows of a scan are encoded on a second thread when the connection allows one (nsystrace_option
+    // 'threads') and that shortens the conversion (TimelineScan::read_on_threads): the same bytes (src/writers/row_pipeline.h).
+    if (scan.wants_a_writer_thread())
       agg.writer = std::make_unique<PipelinedRowWriter>(std::move(agg.writer), agg.out);
     agg.catalog = scan.shared_catalog();
     if (agg.writing.enabled()) agg.writing.set_total(scan.estimated_rows());

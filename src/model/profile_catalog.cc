@@ -178,13 +178,12 @@ uint64_t ProfileCatalog::row_count(sqlite3* db, const std::string& table) const 
   return row_counts_.emplace(table, n).first->second;
 }
 
-std::vector<int64_t> ProfileCatalog::rowids_with_correlation(sqlite3* db, const std::string& table,
-                                                            const std::string& column,
-                                                            const std::vector<int64_t>& values) const {
+const ProfileCatalog::CorrelationIndex& ProfileCatalog::correlation_index(sqlite3* db, const std::string& table,
+                                                                          const std::string& column) const {
   std::string key = table + "." + column;
   auto it = correlation_index_.find(key);
   if (it == correlation_index_.end()) {
-    std::vector<ValueRowid> index;
+    CorrelationIndex index;
     Statement s(db, "SELECT " + quote_identifier(column) + ", rowid FROM " + table + " WHERE " +
                         quote_identifier(column) + " IS NOT NULL");
     while (s.step()) index.push_back({s.int64(0), s.int64(1)});
@@ -192,7 +191,10 @@ std::vector<int64_t> ProfileCatalog::rowids_with_correlation(sqlite3* db, const 
     index.shrink_to_fit();
     it = correlation_index_.emplace(key, std::move(index)).first;
   }
-  const std::vector<ValueRowid>& index = it->second;
+  return it->second;
+}
+
+std::vector<int64_t> ProfileCatalog::rowids_with(const CorrelationIndex& index, const std::vector<int64_t>& values) {
   std::vector<int64_t> out;
   for (int64_t v : values) {
     auto first = std::lower_bound(index.begin(), index.end(), ValueRowid{v, INT64_MIN});

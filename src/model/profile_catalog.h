@@ -107,11 +107,17 @@ class ProfileCatalog {
   // The number of rows of a table (qualified name), counted on first use and kept: the totals progress reports.
   uint64_t row_count(sqlite3* db, const std::string& table) const;
 
-  // The rowids (sorted) of an event table's rows whose `column` is one of `values` (sorted): a lookup in an index
-  // of (value, rowid) pairs built by one pass over the table on first use and kept (16 bytes a row), so the join
-  // from GPU work to the call that launched it reads only the rows it needs. Exports carry no such index.
-  std::vector<int64_t> rowids_with_correlation(sqlite3* db, const std::string& table, const std::string& column,
-                                               const std::vector<int64_t>& values) const;
+  // An event table's (value of `column`, rowid) pairs, sorted: built by one pass over the table on first use and
+  // kept (16 bytes a row), so the join from GPU work to the call that launched it reads only the rows it needs.
+  // Exports carry no such index. A reader keeps the reference (it lives as long as the catalog) for its lookups.
+  struct ValueRowid {
+    int64_t value, rowid;
+    bool operator<(const ValueRowid& o) const { return value != o.value ? value < o.value : rowid < o.rowid; }
+  };
+  using CorrelationIndex = std::vector<ValueRowid>;
+  const CorrelationIndex& correlation_index(sqlite3* db, const std::string& table, const std::string& column) const;
+  // The rowids (sorted) of the rows whose value is one of `values`.
+  static std::vector<int64_t> rowids_with(const CorrelationIndex& index, const std::vector<int64_t>& values);
 
  private:
   static const std::string* find(const std::map<int64_t, std::string>& m, int64_t id) {
@@ -150,11 +156,7 @@ class ProfileCatalog {
   static constexpr int64_t kSeveralDevices = INT64_MIN;  // a context seen on more than one device
   mutable std::optional<std::map<std::pair<int64_t, int64_t>, int64_t>> context_devices_;  // (globalPid, context)
   mutable std::map<std::string, StoredOrder> stored_order_;  // by table and condition
-  struct ValueRowid {
-    int64_t value, rowid;
-    bool operator<(const ValueRowid& o) const { return value != o.value ? value < o.value : rowid < o.rowid; }
-  };
-  mutable std::map<std::string, std::vector<ValueRowid>> correlation_index_;  // by table and column
+  mutable std::map<std::string, CorrelationIndex> correlation_index_;  // by table and column
   mutable std::map<std::string, uint64_t> row_counts_;
 };
 

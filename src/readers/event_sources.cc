@@ -134,7 +134,9 @@ bool EventSource::next() {
 
 void EventSource::prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter,
                           const Shape& shape) {
+  if (table_ != &table) qualified_ = catalog_.schema().qualified(table.name), correlation_index_ = nullptr;
   table_ = &table;
+  const std::string& qualified = qualified_;  // kept across restarts (a join's inner lookups): the same table
   if (&select_list != &select_list_) select_list_ = select_list;
   if (&shape != &shape_) shape_ = shape;
   std::string where = shape.extra_where.empty() ? "1" : shape.extra_where;
@@ -188,8 +190,10 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   if (filter.correlations) {
     if (shape.correlation == nullptr || !table.has(shape.correlation)) return;
     if (shape.from_sql.empty()) {  // by the catalog's index: only the matching rows are read (the join's inner loop)
-      rowids = catalog_.rowids_with_correlation(db_, catalog_.schema().qualified(table.name), shape.correlation,
-                                                *filter.correlations);
+      if (correlation_index_ == nullptr || correlation_index_of_ != shape.correlation)
+        correlation_index_ = &catalog_.correlation_index(db_, qualified, shape.correlation),
+        correlation_index_of_ = shape.correlation;
+      rowids = ProfileCatalog::rowids_with(*correlation_index_, *filter.correlations);
       if (rowids->empty()) return;
       one_of("rowid", *rowids);
     } else {
@@ -214,7 +218,6 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   const std::string order = shape.end.empty() ? " ORDER BY " + time
                                               : " ORDER BY " + time + ", " + end + " IS NULL DESC, " + end + " DESC";
   const bool base_table = shape.from_sql.empty();
-  const std::string qualified = catalog_.schema().qualified(table.name);
   const std::string from = " FROM " + (base_table ? qualified : shape.from_sql) + " WHERE " + where;
   const ProfileCatalog::StoredOrder* stored = nullptr;
   if (base_table && !filter.ts_min && !filter.ts_max && !rowids)

@@ -172,6 +172,9 @@ class EventSource {
   sqlite3* db_;
   const ProfileCatalog& catalog_;
   const TableInfo* table_ = nullptr;  // set by prepare()
+  std::string qualified_;             // its name, schema-qualified
+  const ProfileCatalog::CorrelationIndex* correlation_index_ = nullptr;  // of its column correlation_index_of_
+  const char* correlation_index_of_ = nullptr;
   ReportContext report_;
   Statement stmt_;        // the stream the current row comes from
   Statement stragglers_;  // the few rows stored out of order, sorted (may be unused)

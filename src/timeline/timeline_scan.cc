@@ -102,21 +102,46 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
   pick();
 }
 
+ThreadPlan plan_threads(const std::vector<uint64_t>& candidate_rows, uint64_t all_rows, int threads) {
+  ThreadPlan plan;
+  if (threads <= 1) return plan;
+  // Up to `threads` readers: they wait whenever they are ahead of the merge, so they, this thread and the writer
+  // share the cores rather than each needing one.
+  size_t readers = std::min(candidate_rows.size(), static_cast<size_t>(threads));
+  uint64_t read_elsewhere = 0;
+  for (size_t k = 0; k < readers; ++k) read_elsewhere += candidate_rows[k];
+  // The writer thread copies every row. Measured on 2 cores (tests/bench/RESULTS.md, "Speed (#24)"), that costs
+  // more than it saves when the readers read most rows (stored events: 18% read here; 0.59x of one thread without
+  // it, 0.72x with it), and pays when this thread reads or computes much of the scan itself (with the NVTX
+  // projection: 37% here; 0.67x with it and one reader, 0.74x with two readers and no writer). So: a writer thread
+  // when a core is left for it, or when a third of the rows or more are this thread's; then it is one of `threads`.
+  plan.writer_thread = readers + 2 <= static_cast<size_t>(threads) ||
+                       3 * (all_rows - std::min(all_rows, read_elsewhere)) >= all_rows;
+  if (plan.writer_thread && readers + 1 > static_cast<size_t>(threads)) readers = threads - 1;
+  plan.readers = readers;
+  return plan;
+}
+
 void TimelineScan::read_on_threads(const ScanFilter& filter, const std::vector<int>& report_of_source, int threads) {
+  uint64_t all = 0;
+  for (const auto& s : sources_) all += s->estimated_rows();
   // Only scans that read whole tables (a time window or a process is fine): a name constraint is matched on this
   // connection (LIKE and GLOB mean what they mean here), a correlation or thread list is a few rows, a LIMIT reads
   // ahead of nothing.
-  if (!filter.names.empty() || filter.correlations || filter.global_tids || filter.global_pids || filter.limit) return;
   std::vector<size_t> candidates;
-  for (size_t i = 0; i < sources_.size(); ++i)
-    if (report_of_source[i] >= 0 && sources_[i]->estimated_rows() >= prefetch_min_rows()) candidates.push_back(i);
+  if (filter.names.empty() && !filter.correlations && !filter.global_tids && !filter.global_pids && !filter.limit)
+    for (size_t i = 0; i < sources_.size(); ++i)
+      if (report_of_source[i] >= 0 && sources_[i]->estimated_rows() >= prefetch_min_rows()) candidates.push_back(i);
   std::stable_sort(candidates.begin(), candidates.end(), [this](size_t a, size_t b) {
     return sources_[a]->estimated_rows() > sources_[b]->estimated_rows();
   });
-  // Up to `threads` of them: readers wait whenever they are ahead of the merge, so they and the writer share the
-  // cores rather than each needing one.
-  if (candidates.size() > static_cast<size_t>(threads)) candidates.resize(threads);
-  for (size_t i : candidates) {
+  std::vector<uint64_t> candidate_rows;
+  for (size_t i : candidates) candidate_rows.push_back(sources_[i]->estimated_rows());
+  ThreadPlan plan = plan_threads(candidate_rows, all, threads);
+  writer_thread_ = plan.writer_thread;
+  const size_t readers = plan.readers;
+  for (size_t k = 0; k < readers; ++k) {
+    size_t i = candidates[k];
     const Report& r = reports_[report_of_source[i]];
     std::unique_ptr<ReaderConnection> connection = ReaderConnection::open(db_, r.context.schema);
     if (!connection) return;  // none of this database's tables can be read elsewhere

@@ -13,6 +13,15 @@
 
 namespace nsystrace {
 
+// How a scan of several sources uses `threads` threads: its largest tables each read on a thread of its own, and its
+// rows encoded on another (the writer thread) or on SQLite's. candidate_rows: the rows of the tables that may be read
+// elsewhere, largest first; all_rows: the scan's.
+struct ThreadPlan {
+  size_t readers = 0;  // the first `readers` candidates
+  bool writer_thread = false;
+};
+ThreadPlan plan_threads(const std::vector<uint64_t>& candidate_rows, uint64_t all_rows, int threads);
+
 class TimelineScan {
  public:
   // One report (database schema) of the scan; several are merged on one timeline.
@@ -66,6 +75,9 @@ class TimelineScan {
   // About how many rows the scan yields, for progress: 0 (unknown) when constraints other than kind and report
   // narrow it.
   uint64_t estimated_rows() const;
+  // Whether a conversion of this scan encodes its rows on a thread of its own (src/writers/row_pipeline.h): decided
+  // with the readers' threads, from the `threads` the scan was opened with (read_on_threads()).
+  bool wants_a_writer_thread() const { return writer_thread_; }
   const std::set<int32_t>& pids_shared_by_machines() const { return layout_.pids_shared_by_machines(); }
 
  private:
@@ -81,6 +93,7 @@ class TimelineScan {
   std::vector<Report> reports_;
   std::vector<std::unique_ptr<EventSource>> sources_;
   std::vector<bool> live_;
+  bool writer_thread_ = false;
   TrackLayout layout_;
   EventSource* current_ = nullptr;
   size_t current_index_ = 0;

@@ -15,7 +15,7 @@
 
 namespace {
 
-constexpr size_t kExportsPerShape = 4;
+constexpr size_t kExportsPerShape = 8;  // 17 exports: every shape on two or three of them
 
 std::vector<std::string> real_exports() { return testdb::real_exports(); }
 
@@ -32,9 +32,8 @@ TEST_P(RealExportQueryGrid, EveryShapeGivesSqlitesAnswer) {
   auto all = real_exports();
   size_t phase = static_cast<size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin()) % kExportsPerShape;
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
-  // NSYSTRACE_GRID_STRIDE (the sanitizer pass) samples further: every stride-th of this export's shapes.
-  const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
-  size_t sample = env ? static_cast<size_t>(std::max(1, std::atoi(env))) : 1;
+  // The sanitizer pass samples further: every stride-th of this export's shapes.
+  const size_t sample = testdb::sanitizer_stride();
   testdiff::Report r = testdiff::check_query_grid(db, 3, kExportsPerShape * sample, phase);
   for (const auto& f : r.failures) ADD_FAILURE() << f;
   EXPECT_GT(r.queries, 50 / static_cast<int>(sample));

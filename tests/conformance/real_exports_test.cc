@@ -49,6 +49,9 @@ std::map<std::string, int64_t> source_counts(testdb::Db& db) {
 }
 
 class RealExport : public ::testing::TestWithParam<std::string> {};
+// The same exports through Perfetto's importer: under the sanitizers a sample (testdb::sampled_under_sanitizers),
+// since what they check is the trace, which the Release pass checks on every export, not the memory of the process.
+class RealExportInPerfetto : public RealExport {};
 
 TEST_P(RealExport, ConvertsCompletelyAndExactly) {
   std::string path = testdb::shared_fixtures_dir() + "/" + GetParam();
@@ -227,7 +230,7 @@ std::pair<testjson::Value, testjson::Value> import_both_formats(const std::strin
 
 // Perfetto's own importer (the one ui.perfetto.dev runs) is the judge: it takes every event of both traces, drops or
 // changes none (its stats show no error or data_loss row), and holds as many slices and flows as we wrote.
-TEST_P(RealExport, PerfettoImportsEveryEvent) {
+TEST_P(RealExportInPerfetto, PerfettoImportsEveryEvent) {
   std::string tools = perfetto_tools();
   SKIP_WITHOUT_PERFETTO(tools);
   testdb::TempDir dir("nsystrace_perfetto");
@@ -248,7 +251,7 @@ TEST_P(RealExport, PerfettoImportsEveryEvent) {
 // The Perfetto protobuf trace of the same rows as the JSON holds, as Perfetto's importer reads them: nothing
 // dropped or changed (stats), and the same slices (ts, dur, name, category), flows and counter values; on the whole
 // export and on filtered queries (one kind, a ts window, one GPU).
-TEST_P(RealExport, PerfettoProtobufHoldsWhatTheJsonHolds) {
+TEST_P(RealExportInPerfetto, PerfettoProtobufHoldsWhatTheJsonHolds) {
   std::string tools = perfetto_tools();
   SKIP_WITHOUT_PERFETTO(tools);
   testdb::TempDir dir("nsystrace_pf");
@@ -339,7 +342,7 @@ TEST_P(RealExport, StacksAreTheExportsFrames) {
 }
 
 // Perfetto's importer holds every CPU sample as a stack sample of its thread, and the deepest stack frame by frame.
-TEST_P(RealExport, PerfettoHoldsEverySampleWithItsStack) {
+TEST_P(RealExportInPerfetto, PerfettoHoldsEverySampleWithItsStack) {
   std::string tools = perfetto_tools();
   SKIP_WITHOUT_PERFETTO(tools);
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
@@ -375,20 +378,16 @@ TEST_P(RealExport, PerfettoHoldsEverySampleWithItsStack) {
 
 INSTANTIATE_TEST_SUITE_P(SharedFixtures, RealExport, ::testing::ValuesIn(real_exports()), test_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealExport);
+INSTANTIATE_TEST_SUITE_P(SharedFixtures, RealExportInPerfetto,
+                         ::testing::ValuesIn(testdb::sampled_under_sanitizers(real_exports())), test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealExportInPerfetto);
 
 // Our own fixtures (tests/fixtures/*.sql: hostile values, odd schemas, every kind) through Perfetto's importer in both
 // formats, as the real exports above: whatever a profile holds, both traces import whole.
-std::vector<std::string> our_fixtures() {
+std::vector<std::string> our_fixtures() {  // the fixtures' names, without the example
   std::vector<std::string> out;
-  std::string dir = testdb::source_dir() + "/tests/fixtures";
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.size() > 4 && name.substr(name.size() - 4) == ".sql") out.push_back(name.substr(0, name.size() - 4));
-    }
-    closedir(d);
-  }
-  std::sort(out.begin(), out.end());
+  for (const std::string& script : testdb::fixture_scripts())
+    if (script.rfind("tests/fixtures/", 0) == 0) out.push_back(script.substr(15, script.size() - 15 - 4));
   return out;
 }
 
@@ -467,18 +466,8 @@ std::string differential_name(const ::testing::TestParamInfo<std::tuple<std::str
   return n + (std::get<1>(info.param) ? "_with_covering_index" : "");
 }
 
-// Under the sanitizers (NSYSTRACE_GRID_STRIDE, tests/run_all.sh) a sample, every stride-th export, instantiated as
-// such (not skipped): the Release pass compares them all.
-std::vector<std::string> sampled_real_exports() {
-  const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
-  const size_t stride = env ? std::max(1, std::atoi(env)) : 1;
-  std::vector<std::string> all = real_exports(), out;
-  for (size_t i = 0; i < all.size(); i += stride) out.push_back(all[i]);
-  return out;
-}
-
 INSTANTIATE_TEST_SUITE_P(SharedFixtures, RealExportDifferential,
-                         ::testing::Combine(::testing::ValuesIn(sampled_real_exports()), ::testing::Bool()),
+                         ::testing::Combine(::testing::ValuesIn(testdb::sampled_under_sanitizers(real_exports())), ::testing::Bool()),
                          differential_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(RealExportDifferential);
 }  // namespace

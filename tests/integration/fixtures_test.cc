@@ -414,10 +414,7 @@ TEST_F(Fixture, CpuSamplesAndBacktraces) {
 namespace {
 // A report of sql/nsys_stats run on the fixture, as users run it (the file is one statement).
 std::string read_report(const std::string& name) {
-  std::ifstream in(testdb::source_dir() + "/sql/nsys_stats/" + name + ".sql");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return testdb::file_contents(testdb::source_dir() + "/sql/nsys_stats/" + name + ".sql");
 }
 
 // nsys numbers NVTX domains (and their categories) per process: pids 100 and 200 both create domainId 1, as

@@ -16,6 +16,7 @@
 
 #include "src/sqlite/sqlite_api.h"
 #include "src/readers/prefetched_source.h"
+#include "src/timeline/timeline_scan.h"
 #include "src/writers/row_pipeline.h"
 #include "tests/support/differential.h"
 #include "tests/support/test_db.h"
@@ -157,16 +158,7 @@ TEST(RowPipeline, AnAbandonedTraceStopsTheWriter) {
   EXPECT_LE(log.size(), static_cast<size_t>(kRows));
 }
 
-// The conversion's own threads: as many after it as before (every path joins what it started).
-int threads_of_this_process() {
-  int n = 0;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d))
-      if (e->d_name[0] != '.') ++n;
-    closedir(d);
-  }
-  return n;
-}
+using testdb::threads_of_this_process;  // the conversion's own threads: as many after it as before
 
 // The first column of the first row, as bytes (a BLOB or a text).
 std::string value_of(testdb::Db& db, const std::string& sql) {
@@ -181,13 +173,6 @@ std::string value_of(testdb::Db& db, const std::string& sql) {
   sqlite3_finalize(s);
   if (!err.empty()) throw std::runtime_error(err + ": " + sql);
   return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 // Both formats, as a value and as a file, for 1, 2 and 8 threads: the same bytes.
@@ -205,7 +190,7 @@ void expect_same_bytes_for_any_thread_count(testdb::Db& db, const std::string& l
         std::string path = tmp.file("t" + std::to_string(threads));
         call.replace(at, 1, path);
         value_of(db, "select " + call + " from trace_events where derived in (0, 1)");
-        trace = read_file(path);
+        trace = testdb::file_contents(path);
       } else {
         trace = value_of(db, "select " + call + " from trace_events where derived in (0, 1)");
       }
@@ -238,35 +223,19 @@ class ReadersOnThreads {
 };
 
 // The fixtures as files (a reader on a thread opens its own connection to the file; an in-memory database has none).
-std::vector<std::string> fixture_scripts() {
-  std::vector<std::string> scripts = {testdb::source_dir() + "/examples/example_profile.sql"};
-  if (DIR* d = opendir((testdb::source_dir() + "/tests/fixtures").c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".sql") == 0)
-        scripts.push_back(testdb::source_dir() + "/tests/fixtures/" + name);
-    }
-    closedir(d);
-  }
-  std::sort(scripts.begin(), scripts.end());
-  return scripts;
-}
-
 std::string fixture_file(const testdb::TempDir& tmp, const std::string& script) {
   std::string path = tmp.file(script.substr(script.rfind('/') + 1) + ".sqlite");
   testdb::Db made(path, false, true);
-  made.exec_file(script);
+  made.exec_file(testdb::source_dir() + "/" + script);
   return path;
 }
 
 TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryFixture) {
   ReadersOnThreads every_table;
   testdb::TempDir tmp("nsystrace_fixtures");
-  std::vector<std::string> scripts = fixture_scripts();
+  std::vector<std::string> scripts = testdb::fixture_scripts();
   ASSERT_GT(scripts.size(), 10u);
-  // Under the sanitizers (NSYSTRACE_GRID_STRIDE), a sample: every stride-th fixture.
-  const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
-  const size_t stride = env ? std::max(1, std::atoi(env)) : 1;
+  const size_t stride = testdb::sanitizer_stride();  // under the sanitizers, a sample: every stride-th fixture
   for (size_t i = 0; i < scripts.size(); i += stride) {
     const std::string& script = scripts[i];
     testdb::Db db(fixture_file(tmp, script));
@@ -281,11 +250,10 @@ TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryFixture) {
 // is a file, ATTACHed a second time as another report.
 TEST(RowPipeline, ReadersOnThreadsGiveSqlitesAnswerOnTheQueryGrid) {
   ReadersOnThreads every_table;
-  const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
-  const size_t stride = 16 * (env ? std::max(1, std::atoi(env)) : 1);  // a sample: the full grid runs without threads
+  const size_t stride = 16 * testdb::sanitizer_stride();  // a sample: the full grid runs without threads
   testdb::TempDir tmp("nsystrace_fixtures");
   size_t phase = 0;
-  for (const std::string& script : fixture_scripts()) {
+  for (const std::string& script : testdb::fixture_scripts()) {
     std::string path = fixture_file(tmp, script);
     testdb::Db db(path);
     if (db.integer("select count(*) from sqlite_schema where name = 'StringIds'") == 0) continue;
@@ -299,9 +267,7 @@ TEST(RowPipeline, ReadersOnThreadsGiveSqlitesAnswerOnTheQueryGrid) {
 
 TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryRealExport) {
   if (testdb::real_exports().empty()) GTEST_SKIP() << "../shared/fixtures/real is absent: no real exports to check";
-  // Under the sanitizers (NSYSTRACE_GRID_STRIDE), a sample: every stride-th export.
-  const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
-  const size_t stride = env ? std::max(1, std::atoi(env)) : 1;
+  const size_t stride = testdb::sanitizer_stride();  // under the sanitizers, a sample: every stride-th export
   const std::vector<std::string> exports = testdb::real_exports();
   ReadersOnThreads every_table;
   for (size_t i = 0; i < exports.size(); i += stride) {
@@ -357,3 +323,32 @@ TEST(RowPipeline, AnInterruptWhileTheWriterRunsLeavesNoFileAndNoThread) {
 
 }  // namespace
 }  // namespace nsystrace
+
+namespace {
+// How the threads are shared (measured in tests/bench/RESULTS.md, "Speed (#24)"): the rows of the 50x profile.
+TEST(ThreadPlan, ReadersFirstAndAWriterThreadWhenThisThreadKeepsMuchOfTheWork) {
+  using nsystrace::plan_threads;
+  const std::vector<uint64_t> nvtx_and_api = {955900, 373300};  // the tables of 100k rows or more, largest first
+  const uint64_t stored = 955900 + 373300 + 200500 + 51000 + 13450 + 18300, projected = stored + 481050;
+  // Stored events on 2 threads: the two readers read 82% of the rows; a writer thread would cost more than it saves.
+  nsystrace::ThreadPlan p = plan_threads(nvtx_and_api, stored, 2);
+  EXPECT_EQ(p.readers, 2u);
+  EXPECT_FALSE(p.writer_thread);
+  // With the NVTX projection (computed on this thread), a third of the rows stay here: one reader and the writer.
+  p = plan_threads(nvtx_and_api, projected, 2);
+  EXPECT_EQ(p.readers, 1u);
+  EXPECT_TRUE(p.writer_thread);
+  // A core for each: both readers and the writer.
+  p = plan_threads(nvtx_and_api, stored, 4);
+  EXPECT_EQ(p.readers, 2u);
+  EXPECT_TRUE(p.writer_thread);
+  // Nothing to read elsewhere (small tables, or a name constraint): the writer thread alone.
+  p = plan_threads({}, stored, 2);
+  EXPECT_EQ(p.readers, 0u);
+  EXPECT_TRUE(p.writer_thread);
+  // One thread: everything here.
+  p = plan_threads(nvtx_and_api, stored, 1);
+  EXPECT_EQ(p.readers, 0u);
+  EXPECT_FALSE(p.writer_thread);
+}
+}  // namespace

@@ -26,12 +26,7 @@
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testdb::file_contents;
 
 std::string read_gzip(const std::string& path) {
   gzFile gz = gzopen(path.c_str(), "rb");
@@ -73,7 +68,7 @@ TEST_F(TraceFileTest, WritesTheSameTraceAsTheTextForm) {
   std::string text = db.text("select chrome_trace(*) from trace_events");
   std::string path = dir + "/trace.json";
   int64_t bytes = db.integer("select chrome_trace_file('" + path + "') from trace_events");
-  EXPECT_EQ(read_file(path), text);
+  EXPECT_EQ(file_contents(path), text);
   EXPECT_EQ(bytes, static_cast<int64_t>(text.size()));
 }
 
@@ -88,7 +83,7 @@ std::string stderr_of(const std::function<void()>& run, const std::string& captu
   dup2(saved, 2);
   close(saved);
   std::fclose(f);
-  return read_file(capture);
+  return file_contents(capture);
 }
 
 TEST_F(TraceFileTest, ProgressSaysWhenItIsDoneWhenAskedAndIsASetting) {
@@ -186,7 +181,7 @@ TEST(CreateIndexes, WritesOnlyWhenAskedAndMakesWindowsCheap) {
     sqlite3* raw = nullptr;
     sqlite3_open(path.c_str(), &raw);
     char* err = nullptr;
-    std::string sql = read_file(testdb::source_dir() + "/examples/example_profile.sql");
+    std::string sql = file_contents(testdb::source_dir() + "/examples/example_profile.sql");
     ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
     sqlite3_close(raw);
   }
@@ -222,7 +217,6 @@ TEST(CreateIndexes, WritesOnlyWhenAskedAndMakesWindowsCheap) {
 }  // namespace
 
 namespace {
-std::string file_bytes(const std::string& path) { return read_file(path); }
 
 // chrome_trace_file() never replaces a database: the profile (even opened read-only), an ATTACHed report, their
 // -wal / -journal / -shm files (existing or not), a link to one, or any other SQLite file. One swapped argument
@@ -234,7 +228,7 @@ TEST(TraceFileGuard, NeverReplacesADatabase) {
     testdb::Db make(p, false, true);
     make.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
   }
-  std::string original = file_bytes(profile), original_other = file_bytes(other), original_stranger = file_bytes(stranger);
+  std::string original = file_contents(profile), original_other = file_contents(other), original_stranger = file_contents(stranger);
   ASSERT_EQ(symlink(profile.c_str(), dir.file("link.json").c_str()), 0);
   testdb::Db db("file:" + profile + "?mode=ro");
   db.exec("attach '" + other + "' as rank1");
@@ -253,23 +247,23 @@ TEST(TraceFileGuard, NeverReplacesADatabase) {
       EXPECT_NE(err.find("refusing to write '" + c.target + "': " + c.says), std::string::npos) << c.target << ": " << err;
     }
   }
-  EXPECT_EQ(file_bytes(profile), original);
-  EXPECT_EQ(file_bytes(other), original_other);
-  EXPECT_EQ(file_bytes(stranger), original_stranger);
+  EXPECT_EQ(file_contents(profile), original);
+  EXPECT_EQ(file_contents(other), original_other);
+  EXPECT_EQ(file_contents(stranger), original_stranger);
   EXPECT_EQ(count_files(dir.path(), "prof.sqlite-"), 0) << "no -wal/-journal/-shm file was made";
   EXPECT_EQ(count_files(dir.path(), "prof.sqlite.partial"), 0);
   // An ordinary file is still replaced, as users expect of an output file.
   std::string out = dir.file("trace.json");
   { std::ofstream(out) << "old trace"; }
   EXPECT_GT(db.integer("select chrome_trace_file('" + out + "') from trace_events"), 100);
-  EXPECT_EQ(file_bytes(out).rfind("{\"traceEvents\":[", 0), 0u);
+  EXPECT_EQ(file_contents(out).rfind("{\"traceEvents\":[", 0), 0u);
 }
 
 TEST_F(TraceFileTest, GzipsWhateverTheCaseOfTheSuffix) {
   std::string text = db.text("select chrome_trace(*) from trace_events where kind = 'kernel'");
   for (const char* name : {"/a.json.GZ", "/b.json.Gz", "/c.json.gZ"}) {
     db.integer("select chrome_trace_file('" + dir + name + "') from trace_events where kind = 'kernel'");
-    EXPECT_EQ(file_bytes(dir + name).substr(0, 2), "\x1f\x8b") << name;
+    EXPECT_EQ(file_contents(dir + name).substr(0, 2), "\x1f\x8b") << name;
     EXPECT_EQ(read_gzip(dir + name), text) << name;
   }
 }
@@ -337,7 +331,7 @@ TEST_F(TraceFileTest, ALinkPlantedAtTheTemporaryNameIsNeverFollowed) {
   ASSERT_EQ(symlink(victim.c_str(), old_name.c_str()), 0);
   EXPECT_GT(db.integer("select chrome_trace_file('" + path + "') from trace_events where kind = 'kernel'"), 100);
   EXPECT_GT(db.integer("select perfetto_trace_file('" + path + "') from trace_events where kind = 'kernel'"), 100);
-  EXPECT_TRUE(read_file(victim) == "precious") << "the link's target was overwritten";
+  EXPECT_TRUE(file_contents(victim) == "precious") << "the link's target was overwritten";
   EXPECT_EQ(count_files(dir, "trace.json."), 1) << "only the planted link is left beside the trace";
 
   // A guessed name of the present scheme: skipped for another, the link and its target left alone.
@@ -355,7 +349,7 @@ TEST_F(TraceFileTest, ALinkPlantedAtTheTemporaryNameIsNeverFollowed) {
   struct stat st;
   ASSERT_EQ(lstat(temp.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
-  EXPECT_TRUE(read_file(victim) == "precious") << "the link's target was overwritten";
+  EXPECT_TRUE(file_contents(victim) == "precious") << "the link's target was overwritten";
   unlink(temp.c_str());
   // A name that is taken every time is a clear error naming the file, not an endless loop.
   auto always = [] { return uint64_t{0x1234}; };
@@ -366,7 +360,7 @@ TEST_F(TraceFileTest, ALinkPlantedAtTheTemporaryNameIsNeverFollowed) {
     EXPECT_NE(std::string(e.what()).find("chrome_trace_file(): cannot create '" + guessed + "'"), std::string::npos)
         << e.what();
   }
-  EXPECT_TRUE(read_file(victim) == "precious") << "the link's target was overwritten";
+  EXPECT_TRUE(file_contents(victim) == "precious") << "the link's target was overwritten";
 }
 
 // Two file aggregates on one path in one query each write their own temporary file and rename a whole trace into
@@ -376,7 +370,7 @@ TEST_F(TraceFileTest, TwoWritersOfOnePathLeaveOneWholeTrace) {
   std::string json_alone = dir + "/alone.json", proto_alone = dir + "/alone.pftrace";
   db.integer("select chrome_trace_file('" + json_alone + "')" + where);
   db.integer("select perfetto_trace_file('" + proto_alone + "')" + where);
-  std::string json = read_file(json_alone), proto = read_file(proto_alone);
+  std::string json = file_contents(json_alone), proto = file_contents(proto_alone);
   ASSERT_FALSE(json.empty());
   ASSERT_FALSE(proto.empty());
   struct Case {
@@ -391,7 +385,7 @@ TEST_F(TraceFileTest, TwoWritersOfOnePathLeaveOneWholeTrace) {
     std::remove(p.c_str());
     std::string err = db.error_of("select " + c.calls + where);
     EXPECT_EQ(err, "") << c.calls;
-    std::string got = read_file(p);
+    std::string got = file_contents(p);
     EXPECT_TRUE(std::find(c.whole.begin(), c.whole.end(), got) != c.whole.end())
         << c.calls << ": the file is no whole trace (" << got.size() << " bytes)";
     if (got == proto) EXPECT_FALSE(testproto::decode(got).empty());
@@ -408,13 +402,7 @@ namespace {
 using nsystrace::GzipSettings;
 using nsystrace::TraceFile;
 
-int threads_of_this_process() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
-  return -1;
-}
+using testdb::threads_of_this_process;
 
 // The threads of this process before a test starts its own: ThreadSanitizer starts a thread of its own with the
 // process's first other thread, so one is started (and joined) first.
@@ -457,7 +445,7 @@ std::string write_gzip(const std::string& path, const std::string& text, int thr
     at += n;
   }
   f.commit();
-  return read_file(path);
+  return file_contents(path);
 }
 
 // Text that compresses about as badly as a trace's numbers: pseudo-random digits, words and JSON punctuation.
@@ -501,7 +489,7 @@ TEST(TraceFileThreads, GzipBytesAreTheSameWhateverTheThreads) {
     db.integer("select nsystrace_option('threads', " + std::to_string(threads) + ")");
     std::string path = tmp.file("sql" + std::to_string(threads) + ".json.gz");
     int64_t bytes = db.integer("select chrome_trace_file('" + path + "') from trace_events where derived in (0, 1)");
-    std::string gz = read_file(path);
+    std::string gz = file_contents(path);
     EXPECT_EQ(bytes, static_cast<int64_t>(gz.size()));
     size_t used = 0;
     EXPECT_TRUE(inflate_member(gz, &used) == text) << threads << " threads";
@@ -596,7 +584,7 @@ TEST(TraceFileThreads, AnInterruptedGzipConversionLeavesNoFileAndNoThread) {
     sqlite3_progress_handler(db.get(), 1000, [](void* n) { return ++*static_cast<int64_t*>(n), 0; }, &ops);
     db.integer("select chrome_trace_file('" + path + "')" + where);
     sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
-    whole[i++] = read_file(path);
+    whole[i++] = file_contents(path);
     size_t used = 0;
     EXPECT_TRUE(inflate_member(whole[i - 1], &used) == text) << threads << " threads";
   }

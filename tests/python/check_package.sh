@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package as a user gets it: `pip install .` from the source tree into a fresh virtual environment,
 # offline (--no-index: the build backend is in the tree and needs nothing from PyPI), then the checks of
-# test_package.py, test_color_scheme.py and test_serve.py with that environment's Python and `nsystrace` command
+# test_package.py, test_color_scheme.py, test_command.py, test_readme.py and test_serve.py with that environment's Python and `nsystrace` command
 # (exit 77 when chromium, which the page's test needs, is absent: the package checks have passed by then).
 #   check_package.sh SOURCE_DIR BUILD_DIR
 # BUILD_DIR is handed to the build backend (NSYSTRACE_BUILD_DIR) so the extension CMake builds is this build's.
@@ -14,5 +14,7 @@ NSYSTRACE_BUILD_DIR=$build "$tmp/venv/bin/pip" install --no-index --quiet --disa
   > "$tmp/pip.log" 2>&1 || { cat "$tmp/pip.log"; echo "FAILED: pip install"; exit 1; }
 "$tmp/venv/bin/python" "$src/tests/python/test_package.py" "$src" "$tmp"
 "$tmp/venv/bin/python" "$src/tests/python/test_color_scheme.py" "$src" "$tmp"
+"$tmp/venv/bin/python" "$src/tests/python/test_command.py" "$src" "$tmp"
+"$tmp/venv/bin/python" "$src/tests/python/test_readme.py" "$src" "$tmp"
 # The serve page in headless Chromium; its absence is a skip (exit 77), said, not a pass.
 "$tmp/venv/bin/python" "$src/tests/python/test_serve.py" "$src" "$tmp"

@@ -67,6 +67,37 @@ except nsystrace.ExtensionLoadingUnsupported as e:
     check("load() on a Python that cannot load extensions names the fix",
           "PYTHON_CONFIGURE_OPTS=--enable-loadable-sqlite-extensions" in str(e) and "/usr/bin/python3" in str(e))
 
+# The glue is one module per concern, with no import loop: each module's imports of the package's own modules,
+# followed from every module, never come back to it (a loop would make an import's order matter).
+import ast  # noqa: E402
+
+package_dir = os.path.dirname(nsystrace.__file__)
+own_imports = {}
+for name in sorted(os.listdir(package_dir)):
+    if name.endswith(".py") and name != "__main__.py":
+        module = "nsystrace" if name == "__init__.py" else "nsystrace." + name[:-3]
+        with open(os.path.join(package_dir, name)) as f:
+            tree = ast.parse(f.read())
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.startswith("nsystrace.")}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("nsystrace"):
+                found |= {f"nsystrace.{a.name}" if node.module == "nsystrace" else node.module for a in node.names}
+        own_imports[module] = {m for m in found if m != "nsystrace"}
+
+
+def reaches(start, target, seen=()):
+    return any(m == target or (m not in seen and reaches(m, target, (*seen, m))) for m in own_imports.get(start, ()))
+
+
+loops = [m for m in own_imports if reaches(m, m)]
+check("the package's modules import each other without a loop", len(own_imports) >= 6 and not loops,
+      f"{loops} in {own_imports}")
+for module in sorted(own_imports):
+    r = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
+    check(f"`import {module}` works on its own", r.returncode == 0, r.stderr[-300:])
+
 # The command.
 def counts(where=""):
     return dict(conn.execute("select kind, count(*) from trace_events " + where + " group by kind").fetchall())
@@ -184,8 +215,9 @@ while time.time() < deadline and "ui.perfetto.dev/#!/?url=" not in link:
     if not line:
         break
     link += line
-m = re.search(r"https://ui\.perfetto\.dev/#!/\?url=(\S+)", link)
-check("--open prints the ui.perfetto.dev deep link", m is not None, link)
+m = re.search(r"https://ui\.perfetto\.dev/#!/\?url=([^&\s]+)&enablePlugins=(\S+)", link)
+check("--open prints the ui.perfetto.dev deep link, with the GPU plugins enabled",
+      m is not None and m.group(2) == "com.meta.GpuCompute,dev.perfetto.GpuByProcess", link)
 if m:
     url = urllib.request.unquote(m.group(1))
     check("the trace is served on loopback, port 9001", url.startswith("http://127.0.0.1:9001/"), url)
@@ -256,20 +288,21 @@ check("the command's summary is the conversion's count, from one scan",
       code == 0 and expected_summary + "\n" in said and "GPUs: 0, 1;" in said and len(scans) == 1 and
       "perfetto_trace_file(" in scans[0], said + str(scans))
 shells = []
-real_run = subprocess.run
+real_popen = subprocess.Popen
 
 
-def count_shells(cmd, *a, **kw):
-    if cmd[0] == "sqlite3":
-        shells.append(kw.get("input", ""))
-    return real_run(cmd, *a, **kw)
+class CountShells(real_popen):
+    def communicate(self, input=None, *a, **kw):
+        if self.args[0] == "sqlite3":
+            shells.append(input or "")
+        return super().communicate(input, *a, **kw)
 
 
-nsystrace.load, subprocess.run = refuse, count_shells
+nsystrace.load, subprocess.Popen = refuse, CountShells
 try:
     code, said = summary_of([profile, rank1, "-o", os.path.join(tmp, "fallback.json.gz"), "--no-progress"])
 finally:
-    nsystrace.load, subprocess.run = real_load, real_run
+    nsystrace.load, subprocess.Popen = real_load, real_popen
 doubled = ", ".join(f"{k} {2 * n}" for k, n in sorted(every.items()))
 check("through the sqlite3 shell: one process converts and summarizes (the NVTX projection computed once)",
       code == 0 and len(shells) == 1 and shells[0].count("trace_events") == 1 and

@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <stdlib.h>
 
@@ -78,11 +79,8 @@ void Db::exec(const std::string& sql) {
 }
 
 void Db::exec_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  exec(ss.str());
+  if (!std::ifstream(path)) throw std::runtime_error("cannot read " + path);
+  exec(file_contents(path));
 }
 
 std::vector<std::vector<std::string>> Db::rows(const std::string& sql) {
@@ -134,6 +132,48 @@ std::vector<std::string> real_exports() {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+size_t sanitizer_stride() {
+  const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
+  return env ? static_cast<size_t>(std::max(1, std::atoi(env))) : 1;
+}
+
+std::vector<std::string> sampled_under_sanitizers(const std::vector<std::string>& all) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < all.size(); i += sanitizer_stride()) out.push_back(all[i]);
+  return out;
+}
+
+std::vector<std::string> fixture_scripts() {
+  std::vector<std::string> out;
+  if (DIR* d = opendir((source_dir() + "/tests/fixtures").c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 4 && name.substr(name.size() - 4) == ".sql") out.push_back("tests/fixtures/" + name);
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  out.insert(out.begin(), "examples/example_profile.sql");
+  return out;
+}
+
+std::string file_contents(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int threads_of_this_process() {
+  int n = 0;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') ++n;
+    closedir(d);
+  }
+  return n;
 }
 
 }  // namespace testdb

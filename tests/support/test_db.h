@@ -13,6 +13,18 @@ std::string source_dir();
 std::string shared_fixtures_dir();
 // The file names (*.sqlite) of the real exports in shared_fixtures_dir(), sorted; none when it is absent.
 std::vector<std::string> real_exports();
+// Under the sanitizers (tests/run_all.sh sets NSYSTRACE_GRID_STRIDE), the slow comparisons run a sample: every
+// stride-th item, instantiated as such (not skipped); the Release pass runs them all. 1 when it is not set.
+size_t sanitizer_stride();
+std::vector<std::string> sampled_under_sanitizers(const std::vector<std::string>& all);
+// Our own profiles, as paths relative to source_dir(): examples/example_profile.sql first, then
+// tests/fixtures/*.sql sorted.
+std::vector<std::string> fixture_scripts();
+
+// A file's bytes; "" when it cannot be read.
+std::string file_contents(const std::string& path);
+// The threads this process has now (/proc/self/task), to check that a conversion joined every thread it started.
+int threads_of_this_process();
 
 // A new directory under /tmp (/tmp/<prefix>_XXXXXX), removed with everything in it when this object goes away,
 // whether the test passed or stopped at a failed assertion.

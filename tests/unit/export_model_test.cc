@@ -1,7 +1,7 @@
 // The declaration of what an export holds (src/model/export_model.def) against everything that restates or relies on it:
 // the readers (each reads the declared columns of its tables, with the declared rowid tags), the schema check
-// (each required column is required), the README, the Python command's kind list, and the eventType numbers and
-// kind names written in SQL, which cannot include the declaration.
+// (each required column is required), the SQL reference (docs/sql-reference.md), the Python command's kind list, and
+// the eventType numbers and kind names written in SQL, which cannot include the declaration.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,10 +19,7 @@ namespace nsystrace {
 namespace {
 
 std::string read_source(const std::string& relative) {
-  std::ifstream in(testdb::source_dir() + "/" + relative, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return testdb::file_contents(testdb::source_dir() + "/" + relative);
 }
 
 std::vector<std::string> declared_kind_names() {
@@ -68,7 +65,7 @@ TEST(ExportModel, KindNamesRoundTripAndAreUnique) {
 }
 
 TEST(ExportModel, NvtxRoleSets) {
-  // The contract with users (README: nvtx rows are these eventTypes; the projection reads these ranges).
+  // The contract with users (docs/sql-reference.md: nvtx rows are these eventTypes; the projection reads these ranges).
   EXPECT_EQ(nvtx_types_sql(kNvtxEvents), "34, 59, 60, 70, 71");
   EXPECT_EQ(nvtx_types_sql(kNvtxRanges), "59, 60, 70, 71");
   EXPECT_EQ(nvtx_types_sql(kNvtxDefinitions), "33, 75");
@@ -192,9 +189,9 @@ TEST(ExportModel, SchemaCheckRequiresEachDeclaredColumn) {
   }
 }
 
-// The README's trace_events `kind` row lists the kinds, in declaration order.
+// The SQL reference's (docs/sql-reference.md) trace_events `kind` row lists the kinds, in declaration order.
 TEST(ExportModel, ReadmeKindRowListsTheDeclaredKinds) {
-  std::string readme = read_source("README.md");
+  std::string readme = read_source("docs/sql-reference.md");
   size_t at = readme.find("\n| kind | TEXT | ");
   ASSERT_NE(at, std::string::npos);
   std::string row = readme.substr(at + 1, readme.find('\n', at + 1) - at - 1);
@@ -213,7 +210,7 @@ TEST(ExportModel, ReadmeKindRowListsTheDeclaredKinds) {
   EXPECT_EQ(listed, declared_kind_names()) << row;
 }
 
-// The README's rowid tag table is this text, made from the declaration (paste it from the failure message).
+// The SQL reference's rowid tag table is this text, made from the declaration (paste it from the failure message).
 TEST(ExportModel, ReadmeRowidTagTableIsTheDeclaredOne) {
   std::vector<const RowSource*> sources;
   for (const RowSource& s : kRowSources) sources.push_back(&s);
@@ -223,12 +220,13 @@ TEST(ExportModel, ReadmeRowidTagTableIsTheDeclaredOne) {
     table += "| " + std::to_string(s->tag) + " | `" + kind_name(s->kind) + "` | " +
              (s->table != nullptr ? "`" + std::string(s->table) + "`" : std::string("the NVTX GPU projection")) +
              " |\n";
-  EXPECT_NE(read_source("README.md").find(table), std::string::npos) << "README.md should hold:\n" << table;
+  EXPECT_NE(read_source("docs/sql-reference.md").find(table), std::string::npos)
+      << "docs/sql-reference.md should hold:\n" << table;
 }
 
-// Every "`eventType` 59, 60, 70, 71" in the README names declared types, in whole roles.
+// Every "`eventType` 59, 60, 70, 71" in the SQL reference names declared types, in whole roles.
 TEST(ExportModel, ReadmeEventTypesAreDeclared) {
-  std::string readme = read_source("README.md");
+  std::string readme = read_source("docs/sql-reference.md");
   std::regex mention("`eventType` ([0-9][0-9, ]*[0-9]|[0-9])");
   int mentions = 0;
   for (auto it = std::sregex_iterator(readme.begin(), readme.end(), mention); it != std::sregex_iterator(); ++it) {
@@ -238,9 +236,9 @@ TEST(ExportModel, ReadmeEventTypesAreDeclared) {
   EXPECT_GT(mentions, 0);
 }
 
-// The Python command checks --kinds against its own list (it runs without the extension loaded).
+// The Python command checks --kinds against its own list (conversion.py) (it runs without the extension loaded).
 TEST(ExportModel, PythonCommandKnowsTheDeclaredKinds) {
-  std::string cli = read_source("ext/python/nsystrace/cli.py");
+  std::string cli = read_source("ext/python/nsystrace/conversion.py");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(cli, m, std::regex(R"(KINDS = \[([^\]]*)\])")));
   std::vector<std::string> listed;
