@@ -76,7 +76,7 @@ const char* file_function(TraceFormat f) {
 
 struct Aggregate {
   // The value form: the trace is one SQLite value (text or BLOB), capped by SQLITE_LIMIT_LENGTH.
-  Aggregate(sqlite3* db, TraceFormat f) : format(f) {
+  Aggregate(sqlite3* db, TraceFormat f, GpuModel gpu_model) : format(f), gpu_model(gpu_model) {
     int64_t limit = sqlite3_limit(db, SQLITE_LIMIT_LENGTH, -1);
     out.set_limit(static_cast<size_t>(limit) + 1,  // + the NUL handed over with the text
                   fmt::format("nsystrace: the trace is larger than SQLite's largest value (SQLITE_LIMIT_LENGTH = {} "
@@ -89,7 +89,7 @@ struct Aggregate {
   // (then the end is always reported), or by the connection's setting (nsystrace_option('progress')). threads:
   // the connection's setting, for compressing a .gz beside the conversion.
   Aggregate(TraceFormat f, const std::string& path, std::vector<std::string> database_files, bool show_progress,
-            bool asked, int threads)
+            bool asked, int threads, GpuModel gpu_model)
       : format(f),
         file(std::make_unique<TraceFile>(path, std::move(database_files), file_function(f), threads)),
         writing(show_progress, "writing " + path, "events", 0) {
@@ -100,7 +100,7 @@ struct Aggregate {
   // and REALTIME at its time 0 is known once the scan is (realtime_at_zero()).
   void start_writer(std::optional<int64_t> realtime, bool wall_clock = false) {
     realtime_at_zero = realtime;
-    writer = make_row_writer(format, out, realtime, wall_clock && realtime ? *realtime : 0);
+    writer = make_row_writer(format, out, gpu_model, realtime, wall_clock && realtime ? *realtime : 0);
   }
   // Called for each row (cheap: the clock is read every 1024 rows).
   void report_progress(bool last) {
@@ -118,6 +118,7 @@ struct Aggregate {
   Progress writing{false, "", "", 0};  // of the file form; its total is the scan's, known at the first row
   std::unique_ptr<RowWriter> writer;  // made by start_writer()
   std::optional<int64_t> realtime_at_zero;
+  GpuModel gpu_model;  // how a Perfetto trace writes GPU work (nsystrace_option('gpu_model'))
   // The (*) form's scan.
   bool star = false, explicit_form = false;
   uint64_t cursor_id = 0, generation = 0;
@@ -367,7 +368,7 @@ void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     return;
   }
   guarded_step(
-      ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::chrome_json); },
+      ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::chrome_json, GpuModel::typed); },
       [&](Aggregate& agg) {
         if (argc == 0) step_star(ctx, agg);
         else if (argc == 1) step_row(ctx, agg, argv[0]);
@@ -377,7 +378,11 @@ void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
 
 void x_step_perfetto(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guarded_step(
-      ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::perfetto_protobuf); },
+      ctx,
+      [&] {
+        auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+        return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::perfetto_protobuf, state->gpu_model);
+      },
       [&](Aggregate& agg) {
         if (argc == 0) step_star(ctx, agg);
         else step_row(ctx, agg, argv[0]);
@@ -401,7 +406,7 @@ void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
         bool asked = progress_arg != nullptr && sqlite3_value_int(progress_arg) != 0;
         bool progress = progress_arg != nullptr ? asked : state->progress;
         return new Aggregate(format, std::string(text_of(argv[0])), state->database_files(), progress, asked,
-                             state->threads);
+                             state->threads, state->gpu_model);
       },
       [&](Aggregate& agg) {
         if (row_given) step_row(ctx, agg, argv[argc - 1]);
@@ -532,7 +537,8 @@ void x_final(sqlite3_context* ctx) {
     Aggregate* agg = existing_aggregate(ctx);
     std::unique_ptr<Aggregate> empty;
     if (agg == nullptr) {  // no rows: an empty but valid trace
-      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx), format);
+      empty = std::make_unique<Aggregate>(sqlite3_context_db_handle(ctx), format,
+                                          static_cast<ConnectionState*>(sqlite3_user_data(ctx))->gpu_model);
       agg = empty.get();
       agg->start_writer(std::nullopt);
       agg->writer->finish(other_data(ctx, nullptr, sqlite3_context_db_handle(ctx)));

@@ -15,6 +15,7 @@
 #include "src/model/profile_catalog.h"
 #include "src/sqlite/sqlite_api.h"
 #include "src/timeline/timeline_scan.h"
+#include "src/writers/perfetto/perfetto_trace_writer.h"
 
 namespace nsystrace {
 
@@ -82,6 +83,9 @@ class ConnectionState {
   // nsystrace_option('threads', N): how many threads a conversion may use (1: all on SQLite's thread). Default: the
   // cores this process may run on. The output is the same bytes whatever N is.
   int threads = available_cores();
+  // nsystrace_option('gpu_model', 'typed' | 'slices'): how a Perfetto trace writes kernels, memcpys and memsets
+  // (docs/gpu-model.md). Default: typed, Perfetto's GPU compute model.
+  GpuModel gpu_model = GpuModel::typed;
   // What the last chrome_trace_file() / perfetto_trace_file() of this connection wrote, as the JSON object
   // nsystrace_last_trace_file() returns (its events per kind, GPUs, bytes), so a caller can summarize a conversion
   // without a second scan; "" before the first, and from the start of each conversion until it is committed.

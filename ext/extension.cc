@@ -141,7 +141,8 @@ void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** arg
 
 // nsystrace_option(name [, value]): reads (and with a value, sets) a setting of this connection; returns its value.
 // The settings: 'identifying_metadata' (0 or 1, default 0), 'progress' (0 or 1, default: 1 when stderr is a
-// terminal), 'threads' (1 to kMaxThreads, default: the cores available) and 'wall_clock' (0 or 1, default 0).
+// terminal), 'threads' (1 to kMaxThreads, default: the cores available), 'wall_clock' (0 or 1, default 0)
+// and 'gpu_model' ('typed' or 'slices').
 void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
   const unsigned char* text = sqlite3_value_text(argv[0]);
@@ -165,15 +166,32 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     sqlite3_result_int(ctx, state->threads);
     return;
   }
+  if (name == "gpu_model") {
+    if (argc > 1) {
+      std::string_view v = sqlite3_value_type(argv[1]) == SQLITE_TEXT
+                               ? std::string_view(reinterpret_cast<const char*>(sqlite3_value_text(argv[1])))
+                               : std::string_view();
+      if (v != "typed" && v != "slices") {
+        sqlite3_result_error(ctx, "nsystrace_option('gpu_model', value): value must be 'typed' (kernels, memcpys and "
+                                  "memsets in Perfetto's GPU compute model) or 'slices' (as slices on stream tracks)",
+                             -1);
+        return;
+      }
+      state->gpu_model = v == "typed" ? GpuModel::typed : GpuModel::slices;
+    }
+    sqlite3_result_text(ctx, state->gpu_model == GpuModel::typed ? "typed" : "slices", -1, SQLITE_STATIC);
+    return;
+  }
   if (setting == nullptr) {
     sqlite3_result_error(ctx,
                          "nsystrace_option(name [, value]): unknown option; the options are: identifying_metadata "
                          "(1: otherData keeps the export's host, user and file paths; 0, the default: they are left "
                          "out), progress (1: long phases report done/total and the time left on stderr; the "
                          "default is 1 when stderr is a terminal), threads (how many threads a conversion may "
-                         "use; the default is the cores available) and wall_clock (1: a Perfetto trace's clock reads "
+                         "use; the default is the cores available), wall_clock (1: a Perfetto trace's clock reads "
                          "wall-clock time, for archives of traces that share a machine; 0, the default: the time "
-                         "since the session start)",
+                         "since the session start) and gpu_model ('typed', the default: a Perfetto trace writes GPU "
+                         "work in Perfetto's GPU compute model; 'slices': as slices)",
                          -1);
     return;
   }

@@ -11,6 +11,7 @@
 
 #include "src/readers/args.h"
 #include "src/writers/json_writer.h"
+#include "src/writers/perfetto/perfetto_trace_writer.h"
 #include "src/timeline/timeline_scan.h"
 
 namespace nsystrace {
@@ -59,8 +60,9 @@ class RowWriter {
 };
 
 enum class TraceFormat { chrome_json, perfetto_protobuf };
-// realtime_at_zero, boottime_at_zero: Perfetto's clock snapshot (PerfettoTraceWriter); JSON has none.
-std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out,
+// gpu_model: how the Perfetto format writes GPU work (the JSON has one form). realtime_at_zero, boottime_at_zero:
+// Perfetto's clock snapshot (PerfettoTraceWriter); JSON has none.
+std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out, GpuModel gpu_model = GpuModel::typed,
                                            std::optional<int64_t> realtime_at_zero = std::nullopt,
                                            int64_t boottime_at_zero = 0);
 

@@ -107,6 +107,11 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   out_.push_back('}');
   note_track(ev);
 
+  if (ev.kind_id && GpuUtilization::counts(*ev.kind_id) && ev.has_dur) {
+    utilization_.add(static_cast<int32_t>(ev.pid), 0, 0, ts, dur, utilization_samples_);  // by pid only
+    if (!utilization_samples_.empty()) write_utilization();
+  }
+
   uint64_t endpoint = (static_cast<uint64_t>(ev.pid) << 32) | static_cast<uint32_t>(ev.tid);
   if (const ApiCall* call = flows_.link(ev.kind_id, ev.flow, ev.ts, endpoint).launched_by) {
     uint64_t id = ++flow_ids_;
@@ -130,6 +135,22 @@ void ChromeTraceWriter::flow_event(char phase, uint64_t id, int64_t pid, int64_t
   out_.push_back('}');
 }
 
+void ChromeTraceWriter::write_utilization() {
+  for (const GpuUtilization::Sample& u : utilization_samples_) {
+    begin_event();
+    out_.append("{\"name\":\"");
+    out_.append(GpuUtilization::kName);
+    out_.append("\",\"cat\":\"gpu_utilization\",\"ph\":\"C\",\"ts\":");
+    append_ns_as_us(out_, u.ts);
+    out_.append(",\"pid\":");
+    append_int(out_, utilization_.gpus()[u.gpu].pid);
+    out_.append(",\"args\":{\"value\":");
+    out_.append(GpuUtilization::percent_text(u.busy_ns));  // exact: at most 4 decimals
+    out_.append("}}");
+  }
+  utilization_samples_.clear();
+}
+
 void ChromeTraceWriter::note_track(const ChromeEvent& ev) {
   if (ev.pid != last_pid_ && processes_.find(ev.pid) == processes_.end())
     processes_.emplace(ev.pid, ev.process_name ? std::string(*ev.process_name) : std::string());
@@ -142,6 +163,8 @@ void ChromeTraceWriter::note_track(const ChromeEvent& ev) {
 }
 
 void ChromeTraceWriter::finish(std::string_view other_data) {
+  utilization_.finish(utilization_samples_);
+  write_utilization();
   auto metadata = [&](const char* what, int64_t pid, const int64_t* tid, const char* arg_key, auto write_value) {
     begin_event();
     out_.append("{\"name\":\"");

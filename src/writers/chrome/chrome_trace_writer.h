@@ -4,7 +4,9 @@
 //  - M metadata for every process and track used: names and sort indexes (pid order: CPU processes, then GPUs;
 //    tracks by id with their extra lanes right after them);
 //  - flow arrows from each CUDA API call to the GPU work it launched, matched on (process, correlation id),
-//    when both ends are among the rows. The API call must come first (it always starts before its work).
+//    when both ends are among the rows. The API call must come first (it always starts before its work);
+//  - each GPU's utilization (gpu_utilization.h) as a counter ("C" events "GPU utilization", arg "value": percent) of the
+//    GPU's process.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "src/writers/flow_linker.h"
+#include "src/writers/gpu_utilization.h"
 #include "src/model/event.h"
 #include "src/writers/json_writer.h"
 
@@ -82,7 +85,10 @@ class ChromeTraceWriter {
   void begin_event();
   void note_track(const ChromeEvent& ev);
   void flow_event(char phase, uint64_t id, int64_t pid, int64_t tid, int64_t ts);
+  void write_utilization();  // the samples in utilization_samples_
 
+  GpuUtilization utilization_;
+  std::vector<GpuUtilization::Sample> utilization_samples_;
   OutputBuffer& out_;
   bool first_ = true;
   uint64_t events_ = 0, flow_ids_ = 0, clamped_ = 0, clamped_late_ = 0;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "src/model/profile_catalog.h"
 #include "src/sqlite/statement.h"
 #include "src/writers/viewer_time.h"
 
@@ -13,14 +14,17 @@ namespace Trace { constexpr uint32_t packet = 1; }
 namespace Packet {
 constexpr uint32_t timestamp = 8, track_event = 11, trusted_packet_sequence_id = 10, interned_data = 12,
                    sequence_flags = 13, clock_snapshot = 6, trace_packet_defaults = 59, track_descriptor = 60,
-                   chrome_events = 5, stack_sample = 135;
+                   chrome_events = 5, stack_sample = 135, gpu_render_stage_event = 53, gpu_counter_event = 52,
+                   gpu_info = 128;
 constexpr uint64_t kSeqIncrementalStateCleared = 1;
 }  // namespace Packet
 namespace Event {
 constexpr uint32_t category_iids = 3, debug_annotations = 4, legacy_event = 6, type = 9, name_iid = 10,
                    track_uuid = 11, counter_value = 30, double_counter_value = 44, callstack_iid = 56;
 constexpr uint64_t kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;
+constexpr uint32_t gpu_correlation = 3000;  // GpuTrackEvent's extension of TrackEvent (gpu_track_event.proto)
 }  // namespace Event
+namespace GpuCorrelation { constexpr uint32_t render_stage_submission_event_ids = 1; }
 namespace Legacy { constexpr uint32_t bind_id = 8, flow_direction = 13; constexpr uint64_t kFlowIn = 1, kFlowOut = 2; }
 namespace Annotation {
 constexpr uint32_t name_iid = 1, bool_value = 2, uint_value = 3, int_value = 4, double_value = 5,
@@ -31,6 +35,37 @@ constexpr uint32_t event_categories = 1, event_names = 2, debug_annotation_names
                    function_names = 5, frames = 6, callstacks = 7, mapping_paths = 17, mappings = 19;
 constexpr uint32_t iid = 1, name = 2, str = 2;  // EventCategory/EventName/DebugAnnotationName: name; InternedString: str
 }  // namespace Interned
+// The GPU compute model (gpu_render_stage_event.proto; compute_kernels and compute_arg_names extend InternedData:
+// gpu_interned_data.proto).
+namespace GpuInterned {
+constexpr uint32_t graphics_contexts = 23, gpu_specifications = 24, gpu_counter_descriptors = 47, compute_kernels = 1000,
+                   compute_arg_names = 1001;
+}
+namespace RenderStage {
+constexpr uint32_t event_id = 1, duration = 2, context = 5, gpu_id = 11, hw_queue_iid = 13, stage_iid = 14,
+                   kernel_iid = 19, name_iid = 20, launch = 21;
+}
+namespace Launch { constexpr uint32_t grid_size = 1, workgroup_size = 2, args = 3; }
+namespace Dim3 { constexpr uint32_t x = 1, y = 2, z = 3; }
+namespace ComputeArg {
+constexpr uint32_t name_iid = 1, int_value = 3, uint_value = 4, double_value = 5, string_value_iid = 7;
+}
+namespace StageSpec {
+constexpr uint32_t iid = 1, name = 2, description = 3, category = 4;
+constexpr uint64_t kOther = 0, kCompute = 2;
+}
+namespace CounterDescriptor {  // InternedGpuCounterDescriptor, and its GpuCounterDescriptor
+constexpr uint32_t iid = 1, counter_descriptor = 2, gpu_id = 3, specs = 1;
+}
+namespace CounterSpec {
+constexpr uint32_t counter_id = 1, name = 2, description = 3, numerator_units = 7, value_direction = 11;
+constexpr uint64_t kPercent = 37, kForwardsLooking = 2;
+}
+namespace CounterEvent { constexpr uint32_t counter_descriptor_iid = 4, counters = 2, counter_id = 1, double_value = 3; }
+constexpr uint32_t kUtilizationCounter = 1;
+namespace GpuInfo { constexpr uint32_t gpus = 1, name = 1; }
+namespace GraphicsContext { constexpr uint32_t iid = 1, pid = 2, api = 3; constexpr uint64_t kCuda = 4; }
+namespace ComputeKernel { constexpr uint32_t iid = 1, name = 2, demangled_name = 3; }
 namespace Frame { constexpr uint32_t iid = 1, function_name_id = 2, mapping_id = 3; }
 namespace Mapping { constexpr uint32_t iid = 1, path_string_ids = 7; }
 namespace Callstack { constexpr uint32_t iid = 1, frame_ids = 2; }
@@ -54,6 +89,12 @@ namespace Defaults { constexpr uint32_t timestamp_clock_id = 58; }
 namespace Metadata { constexpr uint32_t metadata = 2, name = 1, json_value = 5; }
 
 constexpr uint32_t kSequence = 1;
+constexpr uint32_t kCounterSequence = 2;  // GPU utilization (write_utilization)
+
+// Perfetto's GPU id of a device: apart per report (ranks side by side each have a GPU 0).
+int32_t perfetto_gpu_id(int report, int64_t device) {
+  return static_cast<int32_t>(report * (kGpuIdMask + 1) + (device & kGpuIdMask));
+}
 constexpr size_t kFlushBytes = 1 << 16;
 }  // namespace
 
@@ -136,9 +177,84 @@ class PerfettoTraceWriter::Annotations final : public ArgsSink {
   size_t position_ = 0;  // of the next arg
 };
 
-PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out, std::optional<int64_t> realtime_at_zero,
-                                         int64_t boottime_at_zero)
-    : out_(out) {
+// A GPU render stage event's args: grid and block as the launch's grid and workgroup sizes, the demangled name kept
+// for the interned kernel, the CUDA context id kept for the event's context, every other arg a typed
+// ExtraComputeArg of the launch (names interned as InternedComputeArgName, string values as the debug annotations'
+// interned strings). Written inside the event's open ComputeKernelLaunch.
+class PerfettoTraceWriter::ComputeArgs final : public ArgsSink {
+ public:
+  ComputeArgs(PerfettoTraceWriter& w, std::string_view skip) : w_(w), skip_(skip) {}
+  ArgsSink& integer(std::string_view key, int64_t v) override {
+    if (key == skip_) return *this;
+    if (key == "context_id") {  // the event's context, and its "context" arg (add_gpu_work)
+      context_id = v;
+      return *this;
+    }
+    if (key == "bytes") bytes = v;
+    return one(key, ComputeArg::int_value, static_cast<uint64_t>(v));
+  }
+  ArgsSink& unsigned_integer(std::string_view key, uint64_t v) override { return one(key, ComputeArg::uint_value, v); }
+  ArgsSink& boolean(std::string_view key, bool v) override { return one(key, ComputeArg::int_value, v ? 1 : 0); }
+  ArgsSink& real(std::string_view key, double v) override {
+    open(key);
+    w_.packet_.double_field(ComputeArg::double_value, v);
+    return close();
+  }
+  ArgsSink& string(std::string_view key, std::string_view v) override {
+    if (key == "demangled_name") {
+      demangled.assign(v.data(), v.size());
+      has_demangled = true;
+      return *this;
+    }
+    uint64_t iid = w_.intern(w_.arg_strings_, v, Interned::debug_annotation_string_values);
+    return one(key, ComputeArg::string_value_iid, iid);
+  }
+  ArgsSink& null(std::string_view) override { return *this; }  // no value: no arg (as Perfetto reads a JSON null)
+  ArgsSink& triple(std::string_view key, int64_t a, int64_t b, int64_t c) override {
+    uint32_t field = key == "grid" ? Launch::grid_size : key == "block" ? Launch::workgroup_size : 0;
+    auto fits = [](int64_t v) { return v >= 0 && v <= int64_t{UINT32_MAX}; };
+    if (field != 0 && fits(a) && fits(b) && fits(c)) {  // Dim3 holds uint32s
+      w_.packet_.begin(field);
+      w_.packet_.varint_field(Dim3::x, static_cast<uint64_t>(a));
+      w_.packet_.varint_field(Dim3::y, static_cast<uint64_t>(b));
+      w_.packet_.varint_field(Dim3::z, static_cast<uint64_t>(c));
+      w_.packet_.end();
+      return *this;
+    }
+    std::string k(key);
+    one(k + ".x", ComputeArg::int_value, static_cast<uint64_t>(a));
+    one(k + ".y", ComputeArg::int_value, static_cast<uint64_t>(b));
+    return one(k + ".z", ComputeArg::int_value, static_cast<uint64_t>(c));
+  }
+  ArgsSink& stack(std::string_view, const Stack&) override { return *this; }  // GPU work has no call stack
+
+  ArgsSink& one(std::string_view key, uint32_t field, uint64_t value) {
+    open(key);
+    w_.packet_.varint_field(field, value);
+    return close();
+  }
+  std::optional<int64_t> context_id, bytes;
+  std::string demangled;
+  bool has_demangled = false;
+
+ private:
+  void open(std::string_view key) {
+    w_.packet_.begin(Launch::args);
+    auto [iid, fresh] = w_.compute_arg_names_.intern_by_address(key);
+    if (fresh) w_.write_interned(GpuInterned::compute_arg_names, iid, key);
+    w_.packet_.varint_field(ComputeArg::name_iid, iid);
+  }
+  ArgsSink& close() {
+    w_.packet_.end();
+    return *this;
+  }
+  PerfettoTraceWriter& w_;
+  std::string_view skip_;
+};
+
+PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out, GpuModel gpu_model,
+                                         std::optional<int64_t> realtime_at_zero, int64_t boottime_at_zero)
+    : out_(out), gpu_model_(gpu_model), boottime_at_zero_(boottime_at_zero) {
   // The clocks: the trace's timestamps are nsys's nanoseconds, on BOOTTIME (Perfetto's default trace clock) from
   // boottime_at_zero; packets give them as deltas on a sequence-scoped incremental clock that starts at 0. REALTIME
   // at 0 (the session start) places the trace in wall-clock time: how Perfetto lines up the traces of a job.
@@ -193,11 +309,62 @@ void PerfettoTraceWriter::end_packet() {
     interned_.clear();
   }
   packet_.end();
+  maybe_flush();
+}
+
+void PerfettoTraceWriter::maybe_flush() {
   if (packet_.size() >= kFlushBytes) {
     out_.append(packet_.data());
     packet_.clear();
     out_.maybe_drain();
   }
+}
+
+// GPU utilization samples: GpuCounterEvents on sequence kCounterSequence, at absolute BOOTTIME timestamps (the trace's
+// clock, from boottime_at_zero_; no incremental clock there), each GPU's counter described in the packet of its first sample.
+void PerfettoTraceWriter::write_utilization() {
+  for (const GpuUtilization::Sample& u : utilization_samples_) {
+    const GpuUtilization::GpuKey& gpu = utilization_.gpus()[u.gpu];
+    packet_.begin(Trace::packet);
+    int64_t ts;  // on BOOTTIME, which reads boottime_at_zero_ at the trace's time 0
+    if (__builtin_add_overflow(u.ts, boottime_at_zero_, &ts)) ts = INT64_MAX;
+    packet_.varint_field(Packet::timestamp, static_cast<uint64_t>(ts));
+    packet_.varint_field(Packet::trusted_packet_sequence_id, kCounterSequence);
+    if (!counter_sequence_started_) {
+      counter_sequence_started_ = true;
+      packet_.varint_field(Packet::sequence_flags, Packet::kSeqIncrementalStateCleared);
+    }
+    if (u.gpu >= utilization_described_.size()) utilization_described_.resize(u.gpu + 1, false);
+    if (!utilization_described_[u.gpu]) {
+      utilization_described_[u.gpu] = true;
+      packet_.begin(Packet::interned_data);
+      packet_.begin(GpuInterned::gpu_counter_descriptors);
+      packet_.varint_field(CounterDescriptor::iid, u.gpu + 1);
+      packet_.begin(CounterDescriptor::counter_descriptor);
+      packet_.begin(CounterDescriptor::specs);
+      packet_.varint_field(CounterSpec::counter_id, kUtilizationCounter);
+      packet_.bytes_field(CounterSpec::name, GpuUtilization::kName);
+      packet_.bytes_field(CounterSpec::description,
+                          "Share of each millisecond during which kernels, memcpys or memsets ran on this GPU");
+      packet_.varint_field(CounterSpec::numerator_units, CounterSpec::kPercent);
+      packet_.varint_field(CounterSpec::value_direction, CounterSpec::kForwardsLooking);
+      packet_.end();
+      packet_.end();
+      packet_.int_field(CounterDescriptor::gpu_id, perfetto_gpu_id(gpu.report, gpu.device));
+      packet_.end();
+      packet_.end();
+    }
+    packet_.begin(Packet::gpu_counter_event);
+    packet_.varint_field(CounterEvent::counter_descriptor_iid, u.gpu + 1);
+    packet_.begin(CounterEvent::counters);
+    packet_.varint_field(CounterEvent::counter_id, kUtilizationCounter);
+    packet_.double_field(CounterEvent::double_value, GpuUtilization::percent(u.busy_ns));
+    packet_.end();
+    packet_.end();
+    packet_.end();
+  }
+  utilization_samples_.clear();
+  maybe_flush();
 }
 
 uint64_t PerfettoTraceWriter::intern(StringInterner& table, std::string_view s, uint32_t interned_field) {
@@ -407,6 +574,11 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   const bool clamped = drawn.moved();
   clamped_ += drawn.before_zero;
   clamped_late_ += drawn.after_latest;
+  if (GpuUtilization::counts(row.kind) && row.has_dur) {
+    note_gpu(perfetto_gpu_id(row.report, row.device_id), *row.track);
+    utilization_.add(row.pid, row.report, row.device_id, ts, dur, utilization_samples_);
+    if (!utilization_samples_.empty()) write_utilization();
+  }
   end_slices_until(ts);
 
   if (row.kind == Kind::gpu_metric) {  // a counter sample: its value is its one arg
@@ -436,10 +608,16 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
     return;
   }
 
-  uint64_t uuid = track_uuid(*row.track, row.lane);
+  const bool typed_gpu_work = gpu_model_ == GpuModel::typed && is_gpu_work(row.kind);
+  uint64_t uuid = typed_gpu_work ? 0 : track_uuid(*row.track, row.lane);
   FlowLinker::Link link = flows_.link(row.kind, FlowEnds{row.has_correlation, row.correlation_id, row.has_global_tid,
                                                          row.global_tid, row.report},
                                       row.ts, next_flow_);
+  if (typed_gpu_work) {
+    uint64_t event_id = link.launched_by ? link.launched_by->endpoint : next_own_event_id_++;
+    add_gpu_work(row, ts, dur, clamped, event_id, link.launched_by != nullptr, args);
+    return;
+  }
   uint64_t& category = category_iids_[static_cast<int>(row.kind)];
   begin_packet(ts);
   packet_.begin(Packet::track_event);
@@ -468,10 +646,19 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   args.write(annotations);
   if (annotations.callstack != 0) packet_.varint_field(Event::callstack_iid, annotations.callstack);
   if (link.recorded || link.launched_by) {  // an API call's flow out, or the GPU work's flow in
+    uint64_t bind_id = link.recorded ? next_flow_++ : link.launched_by->endpoint;
     packet_.begin(Event::legacy_event);
-    packet_.varint_field(Legacy::bind_id, link.recorded ? next_flow_++ : link.launched_by->endpoint);
+    packet_.varint_field(Legacy::bind_id, bind_id);
     packet_.varint_field(Legacy::flow_direction, link.recorded ? Legacy::kFlowOut : Legacy::kFlowIn);
     packet_.end();
+    // The typed model's GPU work is no TrackEvent: its arrow comes from the call's GpuCorrelation, whose id is the
+    // work's event_id. The call does not know yet which kind of work it launched (a graph launch stays a slice and
+    // takes the legacy flow): it writes both, and Perfetto draws the one that finds its other end.
+    if (link.recorded && gpu_model_ == GpuModel::typed) {
+      packet_.begin(Event::gpu_correlation);
+      packet_.varint_field(GpuCorrelation::render_stage_submission_event_ids, bind_id);
+      packet_.end();
+    }
   }
   packet_.end();
   end_packet();
@@ -484,8 +671,135 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   }
 }
 
+bool PerfettoTraceWriter::is_gpu_work(Kind k) { return k == Kind::kernel || k == Kind::memcpy || k == Kind::memset; }
+
+uint64_t PerfettoTraceWriter::hw_queue_iid(const Track& track) {
+  auto [it, fresh] = hw_queues_.try_emplace(&track, 0);
+  if (!fresh) return it->second;
+  it->second = next_spec_iid_++;
+  // Named as the stream's track is ("Stream 7", or "Stream 7 (pid 123)" when processes share the id on this GPU),
+  // described by its GPU's name.
+  interned_.begin(GpuInterned::gpu_specifications);
+  interned_.varint_field(StageSpec::iid, it->second);
+  interned_.bytes_field(StageSpec::name, track.name);
+  if (track.process_name) interned_.bytes_field(StageSpec::description, *track.process_name);
+  interned_.end();
+  return it->second;
+}
+
+uint64_t PerfettoTraceWriter::stage_iid(Kind kind) {
+  uint64_t& iid = stage_iids_[static_cast<int>(kind)];
+  if (iid != 0) return iid;
+  iid = next_spec_iid_++;
+  // Kernels are COMPUTE (what Perfetto's GPU compute views list as kernel launches); copies and memsets OTHER. The
+  // description (the slice's "description" arg) is the trace_events kind: a slice's category in the other form.
+  interned_.begin(GpuInterned::gpu_specifications);
+  interned_.varint_field(StageSpec::iid, iid);
+  interned_.bytes_field(StageSpec::name, kind == Kind::kernel ? "Kernel" : kind == Kind::memcpy ? "Memcpy" : "Memset");
+  interned_.bytes_field(StageSpec::description, kind_name(kind));
+  interned_.varint_field(StageSpec::category, kind == Kind::kernel ? StageSpec::kCompute : StageSpec::kOther);
+  interned_.end();
+  return iid;
+}
+
+// The context written for GPU work: a CUDA context of the process that launched it. Perfetto knows a context by
+// its id alone (gpu_context), and nsys numbers contexts per process: a contextId another process took first gets an
+// id above 2^32 (its real one stays in the "context" arg). Work without a contextId gets its process's own.
+uint64_t PerfettoTraceWriter::gpu_context(const TraceRow& row, std::optional<int64_t> context_id) {
+  if (!row.has_global_tid) return 0;
+  int32_t pid = static_cast<int32_t>(row.report * kReportPidStride + os_pid_of(row.global_tid));
+  auto key = std::make_tuple(row.report, pid, context_id.value_or(-1));
+  auto [it, fresh] = contexts_.try_emplace(key, 0);
+  if (!fresh) return it->second;
+  uint64_t id = context_id && *context_id > 0 ? static_cast<uint64_t>(*context_id) : 0;
+  if (id == 0 || context_owner_.count(id) != 0) id = next_synthetic_context_++;
+  context_owner_.emplace(id, pid);
+  it->second = id;
+  interned_.begin(GpuInterned::graphics_contexts);
+  interned_.varint_field(GraphicsContext::iid, id);
+  interned_.int_field(GraphicsContext::pid, pid);
+  interned_.varint_field(GraphicsContext::api, GraphicsContext::kCuda);
+  interned_.end();
+  return id;
+}
+
+void PerfettoTraceWriter::add_gpu_work(const TraceRow& row, int64_t ts, int64_t dur, bool clamped, uint64_t event_id,
+                                       bool skip_correlation, const ArgsSource& args) {
+  const Track& track = *row.track;
+  begin_packet(ts);
+  packet_.begin(Packet::gpu_render_stage_event);
+  packet_.varint_field(RenderStage::event_id, event_id);
+  packet_.varint_field(RenderStage::duration, static_cast<uint64_t>(dur));
+  packet_.varint_field(RenderStage::hw_queue_iid, hw_queue_iid(track));
+  packet_.varint_field(RenderStage::stage_iid, stage_iid(row.kind));
+  const int32_t gpu_id = perfetto_gpu_id(row.report, row.device_id);
+  note_gpu(gpu_id, track);
+  packet_.int_field(RenderStage::gpu_id, gpu_id);
+  auto [name_iid, fresh_name] =
+      row.name_id >= 0 ? names_.intern_registered(row.report, row.name_id, row.name) : names_.intern(row.name);
+  if (fresh_name) write_interned(Interned::event_names, name_iid, row.name);
+  packet_.varint_field(RenderStage::name_iid, name_iid);
+  packet_.begin(RenderStage::launch);
+  ComputeArgs launch(*this, skip_correlation ? "correlation_id" : "");
+  launch.one("device", ComputeArg::int_value, static_cast<uint64_t>(row.device_id));
+  launch.one("stream", ComputeArg::int_value, static_cast<uint64_t>(row.stream_id));
+  if (clamped) {
+    launch.one("recorded_ts_ns", ComputeArg::int_value, static_cast<uint64_t>(row.ts));
+    launch.one("recorded_dur_ns", ComputeArg::int_value, static_cast<uint64_t>(row.dur));
+  }
+  args.write(launch);
+  if (launch.context_id) launch.one("context", ComputeArg::int_value, static_cast<uint64_t>(*launch.context_id));
+  // A copy's bandwidth, as nsys shows it: bytes per second of its duration.
+  if (row.kind == Kind::memcpy && launch.bytes && row.dur > 0)
+    launch.real("bandwidth_bytes_per_s", static_cast<double>(*launch.bytes) * 1e9 / static_cast<double>(row.dur));
+  packet_.end();
+  if (uint64_t context = gpu_context(row, launch.context_id); context != 0)
+    packet_.varint_field(RenderStage::context, context);
+  if (row.kind == Kind::kernel) {
+    kernel_key_.assign(row.name.data(), row.name.size());
+    kernel_key_.push_back('\0');
+    if (launch.has_demangled) kernel_key_.append(launch.demangled);
+    auto [kernel_iid, fresh] = compute_kernels_.intern(kernel_key_);
+    if (fresh) {
+      interned_.begin(GpuInterned::compute_kernels);
+      interned_.varint_field(ComputeKernel::iid, kernel_iid);
+      interned_.bytes_field(ComputeKernel::name, row.name);
+      if (launch.has_demangled) interned_.bytes_field(ComputeKernel::demangled_name, launch.demangled);
+      interned_.end();
+    }
+    packet_.varint_field(RenderStage::kernel_iid, kernel_iid);
+  }
+  packet_.end();
+  end_packet();
+}
+
+void PerfettoTraceWriter::note_gpu(int32_t gpu_id, const Track& track) {
+  if (track.process_name && gpu_names_.count(gpu_id) == 0) gpu_names_.emplace(gpu_id, *track.process_name);
+}
+
+// The GPUs' names (Perfetto's gpu table, which names the UI's GPU groups). GpuInfo lists GPUs by position, so it is
+// written only when the GPUs are 0, 1, ..., n - 1 (one report, CUDA's device numbering): a list with holes would
+// make GPUs that do not exist.
+void PerfettoTraceWriter::write_gpu_info() {
+  if (gpu_names_.empty() || gpu_names_.begin()->first != 0 ||
+      gpu_names_.rbegin()->first != static_cast<int32_t>(gpu_names_.size()) - 1)
+    return;
+  begin_packet(last_ts_);
+  packet_.begin(Packet::gpu_info);
+  for (const auto& [id, name] : gpu_names_) {
+    packet_.begin(GpuInfo::gpus);
+    packet_.bytes_field(GpuInfo::name, name);
+    packet_.end();
+  }
+  packet_.end();
+  end_packet();
+}
+
 void PerfettoTraceWriter::finish(std::string_view metadata_json) {
   end_slices_until(INT64_MAX);
+  utilization_.finish(utilization_samples_);
+  write_utilization();
+  write_gpu_info();
   begin_packet(last_ts_);
   packet_.begin(Packet::chrome_events);
   packet_.begin(Metadata::metadata);

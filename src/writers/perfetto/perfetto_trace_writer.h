@@ -10,7 +10,14 @@
 //  - flows from a CUDA API call to the GPU work it launched (legacy bind ids, one arrow per GPU operation);
 //  - events recorded before 0 at 0, and those after the latest time a viewer holds at it, with their recorded
 //    times in args (viewer_time.h), as in the JSON;
-//  - the trace-wide metadata (the JSON's otherData) as trace metadata (ChromeEventBundle.metadata "nsystrace").
+//  - the trace-wide metadata (the JSON's otherData) as trace metadata (ChromeEventBundle.metadata "nsystrace");
+//  - with GpuModel::typed (the default), kernels, memcpys and memsets in Perfetto's GPU compute model instead of
+//    slices: GpuRenderStageEvents on one hardware queue per (GPU, stream), with their kernel (InternedComputeKernel),
+//    launch (ComputeKernelLaunch) and CUDA context (InternedGraphicsContext); the launching call's arrow as a
+//    GpuCorrelation. docs/gpu-model.md says what is written and why;
+//  - each GPU's utilization (gpu_utilization.h) as a GPU counter of that GPU (GpuCounterEvent, with an
+//    InternedGpuCounterDescriptor: percent), on a second sequence of its own with absolute timestamps (a bucket's
+//    value is known only once the rows have passed it; Perfetto sorts the sequences together).
 // Compact: names, categories, arg names and string arg values are interned; every packet is written in time order
 // on one sequence, so timestamps are deltas on an incremental clock (a few bytes each) and track uuids small ints.
 #pragma once
@@ -20,26 +27,32 @@
 #include <queue>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "src/readers/args.h"
 #include "src/model/event.h"
 #include "src/writers/flow_linker.h"
+#include "src/writers/gpu_utilization.h"
 #include "src/writers/json_writer.h"
 #include "src/writers/perfetto/protobuf_writer.h"
 #include "src/writers/perfetto/string_interner.h"
 
 namespace nsystrace {
 
+// How GPU work (kernels, memcpys, memsets) is written: Perfetto's GPU compute model (gpu_slice), or TrackEvent slices
+// on stream tracks as in the JSON. nsystrace_option('gpu_model', 'typed' | 'slices').
+enum class GpuModel { typed, slices };
+
 class PerfettoTraceWriter {
  public:
-  // realtime_at_zero: the REALTIME (UTC ns) of the trace's time 0, the earliest session start of the reports it
-  // holds; without it (no session start) the trace relates its clock to no wall-clock time. boottime_at_zero: the
-  // trace clock's (BOOTTIME's) reading at time 0: 0, or REALTIME's, for traces that share a machine in an archive
-  // (one machine has one BOOTTIME, so their clocks must agree).
-  explicit PerfettoTraceWriter(OutputBuffer& out, std::optional<int64_t> realtime_at_zero = std::nullopt,
-                               int64_t boottime_at_zero = 0);
+  // gpu_model: how GPU work is written. realtime_at_zero: the REALTIME (UTC ns) of the trace's time 0, the earliest
+  // session start of the reports it holds; without it (no session start) the trace relates its clock to no
+  // wall-clock time. boottime_at_zero: the trace clock's (BOOTTIME's) reading at time 0: 0, or REALTIME's, for
+  // traces that share a machine in an archive (one machine has one BOOTTIME, so their clocks must agree).
+  explicit PerfettoTraceWriter(OutputBuffer& out, GpuModel gpu_model = GpuModel::typed,
+                               std::optional<int64_t> realtime_at_zero = std::nullopt, int64_t boottime_at_zero = 0);
   // A row and its args (written on demand into the sink given).
   template <class WriteArgs>
   void add(const TraceRow& row, WriteArgs&& write_args) {
@@ -72,11 +85,23 @@ class PerfettoTraceWriter {
   };
   class Annotations;  // an ArgsSink writing DebugAnnotations, interning as it goes
 
+  class ComputeArgs;  // an ArgsSink writing a GPU render stage event's launch args
+
   void add_row(const TraceRow& row, const ArgsSource& args);
+  // GPU work in the typed model (GpuModel::typed): one GpuRenderStageEvent. event_id: the launching call's
+  // GpuCorrelation id, or one of its own.
+  void add_gpu_work(const TraceRow& row, int64_t ts, int64_t dur, bool clamped, uint64_t event_id,
+                    bool skip_correlation, const ArgsSource& args);
+  static bool is_gpu_work(Kind k);  // the kinds the typed model writes
+  uint64_t hw_queue_iid(const Track& track);
+  uint64_t stage_iid(Kind kind);
+  uint64_t gpu_context(const TraceRow& row, std::optional<int64_t> context_id);
   // Every pending slice end at or before `ts`, in time order (the innermost first at equal times).
   void end_slices_until(int64_t ts);
   void begin_packet(int64_t ts);
   void end_packet();  // appends the packet, with any interned data it introduced, to the output
+  void maybe_flush();  // hands the written packets to the output when they are many
+  void write_utilization();  // the samples in utilization_samples_, on the counters' sequence
   uint64_t process_uuid(const Track& track);
   uint64_t track_uuid(const Track& track, uint32_t lane);
   uint64_t thread_uuid(const Track& track, int32_t tid);  // 0 when the track's thread is no OS thread
@@ -89,6 +114,8 @@ class PerfettoTraceWriter {
   void write_interned(uint32_t interned_field, uint64_t iid, std::string_view s);
 
   OutputBuffer& out_;
+  const GpuModel gpu_model_;
+  int64_t boottime_at_zero_ = 0;  // what sequences with absolute timestamps (the counters') add to a row's ts
   ProtoWriter packet_;
   ProtoWriter interned_;  // InternedData entries new in the current packet
   int64_t last_ts_ = 0;   // the incremental clock
@@ -132,7 +159,28 @@ class PerfettoTraceWriter {
   uint64_t events_ = 0, clamped_ = 0, clamped_late_ = 0;
   uint64_t by_kind_[kKindCount] = {};  // events by kind: counted per row without a lookup
   mutable std::map<std::string, uint64_t, std::less<>> kind_counts_;  // by_kind_ by name, made on request
-  std::map<int32_t, int32_t> process_ranks_;  // pid -> its rank among the processes seen (Chrome's order)
+  std::map<int32_t, int32_t> process_ranks_;
+  // The typed GPU model's interned state: hardware queues (by stream track) and render stages share one iid space;
+  // CUDA contexts by (report, launching pid, contextId) -> the id written (their contextId unless another process
+  // took it first); kernels by (name, demangled name); launch arg names.
+  uint64_t next_spec_iid_ = 1;
+  std::unordered_map<const Track*, uint64_t> hw_queues_;
+  uint64_t stage_iids_[kKindCount] = {};
+  std::map<std::tuple<int, int32_t, int64_t>, uint64_t> contexts_;
+  std::map<uint64_t, int32_t> context_owner_;  // context id written -> its pid
+  uint64_t next_synthetic_context_ = uint64_t{1} << 32;
+  StringInterner compute_kernels_, compute_arg_names_;
+  std::string kernel_key_;
+  uint64_t next_own_event_id_ = uint64_t{1} << 62;
+  GpuUtilization utilization_;
+  std::vector<GpuUtilization::Sample> utilization_samples_;
+  std::vector<bool> utilization_described_;  // by GPU index: its counter descriptor written
+  bool counter_sequence_started_ = false;
+  // The GPUs of the typed model and the utilization counters: Perfetto's gpu id -> the name of the GPU's process
+  // ("GPU 0 (NVIDIA H100 80GB HBM3)"), written as GpuInfo at the end (write_gpu_info).
+  std::map<int32_t, std::string> gpu_names_;
+  void note_gpu(int32_t gpu_id, const Track& track);
+  void write_gpu_info();  // GPU work no call launched: ids apart from the flows' bind ids  // pid -> its rank among the processes seen (Chrome's order)
 };
 
 }  // namespace nsystrace

@@ -1,0 +1,257 @@
+// The Perfetto trace's GPU compute model (nsystrace_option('gpu_model'), docs/gpu-model.md), judged by Perfetto's
+// own trace processor on every real export in ../shared/fixtures/real and every fixture in tests/fixtures: one
+// conversion and one import per export. Every kernel, memcpy and memset of the export is one gpu_slice, at its
+// times (the recorded ones where a viewer could not draw it there), with the export's device, stream and context
+// as its args; the calls' arrows reach them; the importer reports no error or data loss.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tests/support/mini_json.h"
+#include "tests/support/test_db.h"
+
+namespace {
+
+std::string run(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) return out;
+  std::array<char, 65536> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  if (int status = pclose(p); status != 0) ADD_FAILURE() << command << " failed:\n" << out;
+  return out;
+}
+
+std::string perfetto_tools() {
+  if (testdb::shared_fixtures_dir().empty()) return "";
+  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
+  return access((tools + "/import-stats").c_str(), X_OK) == 0 ? tools : "";
+}
+
+std::string quote_for_shell(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// The trace processor's answer to a query whose one column is text: its values, one per line, unquoted.
+std::vector<std::string> tp_lines(const std::string& tools, const std::string& trace, const std::string& sql) {
+  std::string out = run(tools + "/trace-processor query " + trace + " " + quote_for_shell(sql) + " 2>/dev/null");
+  std::vector<std::string> lines;
+  size_t at = out.find('\n');  // past the header
+  while (at != std::string::npos && at + 1 < out.size()) {
+    size_t end = out.find('\n', at + 1);
+    std::string line = out.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+    if (line.size() >= 2 && line.front() == '"' && line.back() == '"') line = line.substr(1, line.size() - 2);
+    lines.push_back(line);
+    at = end;
+  }
+  return lines;
+}
+
+// Each GPU operation as "start,duration,invalid end,device,stream,context" (NULL as "null"), sorted: from the trace's
+// gpu_slice (the recorded times where the slice was drawn elsewhere), and from the export's tables in plain SQL. An
+// end before the start, or none, is drawn with duration 0, the recorded end in the "invalid_end" arg (as in
+// trace_events; a NULL one is no arg).
+const char* kTraceGpuWork =
+    "select coalesce(extract_arg(arg_set_id, 'recorded_ts_ns'), ts) || ',' || "
+    "coalesce(extract_arg(arg_set_id, 'recorded_dur_ns'), dur) || ',' || "
+    "coalesce(extract_arg(arg_set_id, 'invalid_end'), 'null') || ',' || "
+    "coalesce(extract_arg(arg_set_id, 'device'), 'null') || ',' || coalesce(extract_arg(arg_set_id, 'stream'), 'null') "
+    "|| ',' || coalesce(extract_arg(arg_set_id, 'context'), 'null') as r from gpu_slice order by r";
+
+std::vector<std::string> export_gpu_work(testdb::Db& db) {
+  std::string sql;
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+    if (db.integer(std::string("select count(*) from sqlite_schema where type = 'table' and name = '") + table + "'") == 0)
+      continue;
+    // A NULL deviceId or streamId reads as 0, as trace_events has it (GPU 0); a NULL contextId is no arg.
+    auto column = [&](const char* name, const char* if_null) {
+      bool has = db.integer(std::string("select count(*) from pragma_table_info('") + table + "') where name = '" +
+                            name + "'") > 0;
+      return "coalesce(" + (has ? "\"" + std::string(name) + "\"" : std::string("null")) + ", " + if_null + ")";
+    };
+    if (!sql.empty()) sql += " union all ";
+    sql += "select start || ',' || (case when \"end\" >= start then \"end\" - start else 0 end) || ',' || "
+           "(case when \"end\" >= start or \"end\" is null then 'null' else \"end\" end) || ',' || " +
+           column("deviceId", "0") + " || ',' || " + column("streamId", "0") + " || ',' || " +
+           column("contextId", "'null'") + " as r from " + table +
+           // a row without a start cannot be placed: trace_events counts it as skipped (otherData), draws nothing
+           " where start is not null";
+  }
+  std::vector<std::string> out;
+  if (sql.empty()) return out;
+  for (const auto& row : db.rows(sql)) out.push_back(row[0]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// GPU utilization as plain SQL over the export: per device, the union of its kernels', memcpys' and memsets'
+// intervals (overlapping and touching intervals merged into runs), cut at every millisecond; then the counter's
+// samples: a bucket's busy ns as a percentage where the value changes (idle buckets are 0), and a 0 after the last
+// busy bucket. As "gpu,ts,percent" (4 decimals), sorted.
+std::vector<std::string> export_utilization(testdb::Db& db) {
+  std::string work;
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+    if (db.integer(std::string("select count(*) from sqlite_schema where type = 'table' and name = '") + table + "'") == 0)
+      continue;
+    if (!work.empty()) work += " union all ";
+    work += std::string("select coalesce(deviceId, 0) as d, start as s, \"end\" as e from ") + table +
+            " where start is not null and \"end\" > start";
+  }
+  std::vector<std::string> out;
+  if (work.empty()) return out;
+  const std::string sql =
+      "with w as (" + work + "), "
+      "o as (select d, s, e, max(e) over (partition by d order by s, e rows between unbounded preceding and 1 "
+      "preceding) as prev_end from w), "
+      "g as (select d, s, e, sum(prev_end is null or s > prev_end) over (partition by d order by s, e rows unbounded "
+      "preceding) as grp from o), "
+      "runs as (select d, min(s) as s, max(e) as e from g group by d, grp), "
+      "b(d, k, s, e) as (select d, s / 1000000, s, e from runs union all select d, k + 1, s, e from b where "
+      "(k + 1) * 1000000 < e) "
+      "select d, k, sum(min(e, (k + 1) * 1000000) - max(s, k * 1000000)) from b group by d, k order by d, k";
+  int64_t device = -1, last_k = 0, last_value = -1;
+  auto sample = [&](int64_t k, int64_t busy) {
+    if (busy == last_value) return;
+    last_value = busy;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%lld,%lld,%lld.%04lld", static_cast<long long>(device),
+                  static_cast<long long>(k * 1000000), static_cast<long long>(busy / 10000),
+                  static_cast<long long>(busy % 10000));
+    out.push_back(buf);
+  };
+  for (const auto& r : db.rows(sql)) {
+    int64_t d = std::stoll(r[0]), k = std::stoll(r[1]), busy = std::stoll(r[2]);
+    if (d != device) {
+      if (device >= 0) sample(last_k + 1, 0);
+      device = d;
+      last_value = -1;
+    } else if (k > last_k + 1) {
+      sample(last_k + 1, 0);
+    }
+    sample(k, busy);
+    last_k = k;
+  }
+  if (device >= 0) sample(last_k + 1, 0);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const char* kTraceUtilization =
+    "select printf('%d,%d,%.4f', extract_arg(t.dimension_arg_set_id, 'gpu'), c.ts, c.value) as r from counter c "
+    "join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and t.name = 'GPU utilization' "
+    "order by r";
+
+// Real exports as "real/<file>", our fixtures as "fixture/<name>".
+std::vector<std::string> profiles() {
+  std::vector<std::string> out;
+  for (const std::string& f : testdb::real_exports()) out.push_back("real/" + f);
+  std::string dir = testdb::source_dir() + "/tests/fixtures";
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string name = e->d_name;
+      if (name.size() > 4 && name.substr(name.size() - 4) == ".sql") out.push_back("fixture/" + name.substr(0, name.size() - 4));
+    }
+    closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
+  for (char& c : n)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+class GpuModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
+  std::string tools = perfetto_tools();
+  if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: the GPU model check NOT run";
+  testdb::TempDir dir("nsystrace_gpu_model");
+  std::string param = GetParam(), path;
+  if (param.rfind("real/", 0) == 0) {
+    path = testdb::shared_fixtures_dir() + "/" + param.substr(5);
+  } else {
+    path = dir.file("profile.sqlite");
+    testdb::Db make(path, false, true);
+    make.exec_file(testdb::source_dir() + "/tests/fixtures/" + param.substr(8) + ".sql");
+  }
+  testdb::Db db(path, /*load_shared_object=*/true);
+  if (!db.error_of("select count(*) from trace_events").empty()) GTEST_SKIP() << param << " is no export trace_events reads";
+  if (db.integer("select count(*) from trace_events") == 0) GTEST_SKIP() << param << " has no events: no trace";
+  std::string trace = dir.file("t.pftrace");
+  EXPECT_EQ(db.text("select nsystrace_option('gpu_model')"), "typed") << "the default";
+  db.integer("select perfetto_trace_file('" + trace + "') from trace_events");
+
+  std::vector<std::string> expected = export_gpu_work(db);
+  std::vector<std::string> got = tp_lines(tools, trace, kTraceGpuWork);
+  EXPECT_EQ(got.size(), expected.size()) << param << ": gpu_slice rows vs the export's kernels + memcpys + memsets";
+  EXPECT_EQ(got, expected) << param;
+  // The importer's own view: no error or data loss; the arrows from the calls that launched GPU work, as many as the
+  // writer linked (nsystrace_last_trace_file's flows: the same count the JSON draws).
+  testjson::Value stats = testjson::parse(run(tools + "/import-stats " + trace));
+  EXPECT_EQ(stats.get("stats")->items.size(), 0u) << param << ": " << run(tools + "/import-stats " + trace);
+  testjson::Value last = testjson::parse(db.text("select nsystrace_last_trace_file()"));
+  EXPECT_EQ(stats.integer("flows"), last.integer("flows")) << param;
+  // GPU utilization, on the real exports (all their work is within a viewer's times; a fixture's work at the ends
+  // of int64 would be cut into 2^43 buckets by the SQL).
+  size_t samples = 0;
+  if (param.rfind("real/", 0) == 0) {
+    std::vector<std::string> utilization = export_utilization(db);
+    EXPECT_EQ(tp_lines(tools, trace, kTraceUtilization), utilization) << param;
+    samples = utilization.size();
+  }
+  std::printf("%s: %zu GPU operations as gpu_slice, %lld flows, %zu utilization samples\n", param.c_str(), got.size(),
+              static_cast<long long>(stats.integer("flows")), samples);
+}
+
+INSTANTIATE_TEST_SUITE_P(Exports, GpuModel, ::testing::ValuesIn(profiles()), test_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuModel);
+
+// The option: 'slices' writes GPU work as TrackEvent slices (no gpu_slice); anything else is refused.
+TEST(GpuModelOption, SlicesWritesNoGpuSliceAndBadValuesAreRefused) {
+  std::string tools = perfetto_tools();
+  if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: the GPU model check NOT run";
+  testdb::TempDir dir("nsystrace_gpu_option");
+  std::string path = dir.file("profile.sqlite");
+  {
+    testdb::Db make(path, false, true);
+    make.exec_file(testdb::source_dir() + "/tests/fixtures/concurrent_gpu_work.sql");
+  }
+  testdb::Db db(path, /*load_shared_object=*/true);
+  EXPECT_NE(db.error_of("select nsystrace_option('gpu_model', 'tracks')").find("'typed'"), std::string::npos);
+  EXPECT_NE(db.error_of("select nsystrace_option('gpu_model', 1)").find("'slices'"), std::string::npos);
+  EXPECT_EQ(db.text("select nsystrace_option('gpu_model', 'slices')"), "slices");
+  std::string slices = dir.file("slices.pftrace"), typed = dir.file("typed.pftrace");
+  db.integer("select perfetto_trace_file('" + slices + "') from trace_events");
+  EXPECT_EQ(db.text("select nsystrace_option('gpu_model', 'typed')"), "typed");
+  db.integer("select perfetto_trace_file('" + typed + "') from trace_events");
+  int64_t gpu_work = db.integer("select count(*) from trace_events where kind in ('kernel', 'memcpy', 'memset')");
+  ASSERT_GT(gpu_work, 0);
+  const std::string count = "select cast(count(*) as text) from gpu_slice";
+  EXPECT_EQ(tp_lines(tools, slices, count), std::vector<std::string>{"0"});
+  EXPECT_EQ(tp_lines(tools, typed, count), std::vector<std::string>{std::to_string(gpu_work)});
+  // The GPUs (0 and 1) are named in Perfetto's gpu table as their processes are.
+  std::vector<std::string> names;
+  for (const auto& r : db.rows("select distinct device_id || ',' || process_name from trace_events where kind in "
+                               "('kernel', 'memcpy', 'memset') order by 1"))
+    names.push_back(r[0]);
+  EXPECT_EQ(names.size(), 2u);
+  EXPECT_EQ(tp_lines(tools, typed, "select gpu || ',' || name as r from gpu order by r"), names);
+  const std::string kinds = "select cast(count(*) as text) from slice where category in ('kernel', 'memcpy', 'memset')";
+  EXPECT_EQ(tp_lines(tools, slices, kinds), std::vector<std::string>{std::to_string(gpu_work)});
+  EXPECT_EQ(tp_lines(tools, typed, kinds), std::vector<std::string>{"0"});
+}
+
+}  // namespace
