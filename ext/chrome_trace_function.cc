@@ -91,6 +91,7 @@ struct Aggregate {
   Aggregate(TraceFormat f, const std::string& path, std::vector<std::string> database_files, bool show_progress,
             bool asked, int threads, GpuModel gpu_model)
       : format(f),
+        gpu_model(gpu_model),
         file(std::make_unique<TraceFile>(path, std::move(database_files), file_function(f), threads)),
         writing(show_progress, "writing " + path, "events", 0) {
     out.set_drain([this](const char* p, size_t n) { file->write(p, n); }, 1 << 20);
@@ -112,13 +113,13 @@ struct Aggregate {
     else writing.update(writer->events(), written);
   }
   TraceFormat format;
+  GpuModel gpu_model;  // how a Perfetto trace writes GPU work (nsystrace_option('gpu_model'))
   OutputBuffer out;
   bool failed = false;  // a row was refused: the result can only be an error
   std::unique_ptr<TraceFile> file;
   Progress writing{false, "", "", 0};  // of the file form; its total is the scan's, known at the first row
   std::unique_ptr<RowWriter> writer;  // made by start_writer()
   std::optional<int64_t> realtime_at_zero;
-  GpuModel gpu_model;  // how a Perfetto trace writes GPU work (nsystrace_option('gpu_model'))
   // The (*) form's scan.
   bool star = false, explicit_form = false;
   uint64_t cursor_id = 0, generation = 0;

@@ -29,6 +29,10 @@ if __name__ == "__main__":
         sys.exit(77)
 
     failures = []
+    # The kernels in Perfetto's tables: gpu_slice rows of Perfetto's GPU model (their kind in the "description"
+    # arg), or slices of category 'kernel' (nsystrace_option('gpu_model', 'slices')).
+    KERNEL_SLICES = ("select ts from slice where coalesce(category, extract_arg(arg_set_id, 'description')) = "
+                     "'kernel'")
 
 
     def check(what, ok, detail=""):
@@ -133,7 +137,7 @@ if __name__ == "__main__":
                                      "on p.machine_id = m.id group by 1 order by 1")
         check("processes on both machines", len(per_machine) == 2 and all(int(n) > 0 for _, n in per_machine),
               per_machine)
-        kernels = sorted(int(r[0]) for r in query(archive, "select ts from slice where category = 'kernel'"))
+        kernels = sorted(int(r[0]) for r in query(archive, KERNEL_SLICES))
         check("every kernel of every rank at its session start + its time", kernels == sorted(expected_kernels),
               f"{len(kernels)} kernels, {len(expected_kernels)} expected")
         placed = set(kernels)
@@ -149,7 +153,7 @@ if __name__ == "__main__":
         job.convert_job([reports[3], legacy], mixed, jobs=1, progress=False)
         stats = import_stats(mixed)
         check("a report without a session start imports cleanly (.zip)", stats["stats"] == [], stats["stats"])
-        kernels = sorted(int(r[0]) for r in query(mixed, "select ts from slice where category = 'kernel'"))
+        kernels = sorted(int(r[0]) for r in query(mixed, KERNEL_SLICES))
         _, rank3_kernels = report_facts(reports[3])
         expected = sorted([BASE + SHIFT[3] + ts for ts in rank3_kernels] + [BASE + SHIFT[3] + ts for ts in legacy_kernels])
         check("it is placed at the job's time 0 (the earliest session start)", kernels == expected,
