@@ -150,18 +150,13 @@ const char* kTraceUtilization =
     "join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and t.name = 'GPU utilization' "
     "order by r";
 
-// Real exports as "real/<file>", our fixtures as "fixture/<name>".
+// Real exports as "real/<file>", our fixtures as "fixture/<name>" (a sample of each under the sanitizers: what this
+// checks is the trace, which the Release pass checks on every one).
 std::vector<std::string> profiles() {
   std::vector<std::string> out;
-  for (const std::string& f : testdb::real_exports()) out.push_back("real/" + f);
-  std::string dir = testdb::source_dir() + "/tests/fixtures";
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.size() > 4 && name.substr(name.size() - 4) == ".sql") out.push_back("fixture/" + name.substr(0, name.size() - 4));
-    }
-    closedir(d);
-  }
+  for (const std::string& f : testdb::sampled_under_sanitizers(testdb::real_exports())) out.push_back("real/" + f);
+  for (const std::string& script : testdb::sampled_under_sanitizers(testdb::fixture_scripts()))
+    if (script.rfind("tests/fixtures/", 0) == 0) out.push_back("fixture/" + script.substr(15, script.size() - 15 - 4));
   std::sort(out.begin(), out.end());
   return out;
 }
