@@ -23,6 +23,7 @@ import sys
 src, tmp = sys.argv[1], sys.argv[2]
 import nsystrace  # noqa: E402
 import nsystrace.cli  # noqa: E402
+from checks import check, failures  # tests/python/checks.py, beside this script
 
 if len(sys.argv) > 3:
     extension = os.path.abspath(sys.argv[3])
@@ -30,13 +31,6 @@ if len(sys.argv) > 3:
 
 SCHEME = {"^[A-Za-m]": "good", "[0-9]": "bad", ".": "terrible"}
 RULES = [(re.compile(k), v) for k, v in SCHEME.items()]
-failures = []
-
-
-def check(what, ok, detail=""):
-    print(("ok      " if ok else "FAILED  ") + what + (f": {detail}" if detail and not ok else ""))
-    if not ok:
-        failures.append(what)
 
 
 def convert(profile, out, *options):

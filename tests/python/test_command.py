@@ -18,22 +18,16 @@ import subprocess
 import sys
 import time
 import urllib.request
+from checks import check, failures  # tests/python/checks.py, beside this script
 
 src, tmp = sys.argv[1], os.path.abspath(sys.argv[2])
 bin_dir = os.path.dirname(sys.executable)
 command = os.path.join(bin_dir, "nsystrace")
-failures = []
 work = os.path.join(tmp, "command")
 os.makedirs(work, exist_ok=True)
 child_tmp = os.path.join(work, "tmpdir")  # the children's TMPDIR
 os.makedirs(child_tmp, exist_ok=True)
 env = {**os.environ, "TMPDIR": child_tmp}
-
-
-def check(what, ok, detail=""):
-    print(("ok      " if ok else "FAILED  ") + what + (f": {detail}" if detail and not ok else ""))
-    if not ok:
-        failures.append(what)
 
 
 def run(*args, **kw):

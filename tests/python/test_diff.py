@@ -14,16 +14,10 @@ import sys
 
 import nsystrace
 import nsystrace.diff
+from checks import check, failures  # tests/python/checks.py, beside this script
 
 src, tmp = sys.argv[1], sys.argv[2]
 bin_dir = os.path.dirname(sys.executable)
-failures = []
-
-
-def check(what, ok, detail=""):
-    print(("ok      " if ok else "FAILED  ") + what + (f": {detail}" if detail and not ok else ""))
-    if not ok:
-        failures.append(what)
 
 
 def fixture(path, *scripts):

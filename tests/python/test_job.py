@@ -28,17 +28,11 @@ if __name__ == "__main__":
         print(f"SKIPPED: {fixtures} or {tools} is absent (the job test needs the real exports and Perfetto's importer)")
         sys.exit(77)
 
-    failures = []
+    from checks import check, failures  # tests/python/checks.py, beside this script
     # The kernels in Perfetto's tables: gpu_slice rows of Perfetto's GPU model (their kind in the "description"
     # arg), or slices of category 'kernel' (nsystrace_option('gpu_model', 'slices')).
     KERNEL_SLICES = ("select ts from slice where coalesce(category, extract_arg(arg_set_id, 'description')) = "
                      "'kernel'")
-
-
-    def check(what, ok, detail=""):
-        print(("ok      " if ok else "FAILED  ") + what + (f": {detail}" if detail and not ok else ""))
-        if not ok:
-            failures.append(what)
 
 
     tmp = tempfile.mkdtemp(prefix="nsystrace_job_test.")

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from checks import check, failures  # tests/python/checks.py, beside this script
 
 src, tmp = sys.argv[1], sys.argv[2]
 bin_dir = os.path.dirname(sys.executable)
@@ -21,13 +22,6 @@ chromium = shutil.which("chromium") or shutil.which("chromium-browser")
 if chromium is None:
     print("skipped: chromium is not installed (apt-get install chromium); the serve page is not tested")
     sys.exit(77)
-failures = []
-
-
-def check(what, ok, detail=""):
-    print(("ok      " if ok else "FAILED  ") + what + (f": {detail}" if detail and not ok else ""))
-    if not ok:
-        failures.append(what)
 
 
 class Tables(html.parser.HTMLParser):
