@@ -5,9 +5,20 @@
 #      uninstrumented programs — the sqlite3 shell, Python, Node — are left out there: ASan must come first);
 #   3. ThreadSanitizer over every threaded path: the thread_tests binary and the projection's thread tests;
 #   4. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 30).
+#
+# tests/run_all.sh --quick: the edit loop's tier, a few minutes: the Release build and its tests with the generated
+# grids sampled as under the sanitizers, without the real exports' suites and the Python package (the whole suite
+# runs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+if [ "${1:-}" = "--quick" ]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
+  cmake --build build -j"$jobs"
+  NSYSTRACE_GRID_STRIDE=8 ctest --test-dir build --output-on-failure -j"$jobs" \
+    -E '^(SharedFixtures/|Exports/GpuModel.*/real_|python\.|viewer\.)'
+  exit
+fi
 echo "== 1/4 Release build and tests"
 # The viewer check parses our traces with the Chrome DevTools trace engine (npm package pinned in package.json).
 if command -v npm > /dev/null; then

@@ -189,11 +189,12 @@ class Job:
         with self.changed:
             if self.state == "cancelling":
                 self.state = "cancelled"
-                if code == 0:  # it finished before the signal came: the user cancelled, so its trace goes too
-                    try:
-                        os.remove(self.options.output)
-                    except FileNotFoundError:
-                        pass
+                # The signal may come after the trace was whole (at its last rows, or while the child reported
+                # it): the user cancelled, so that trace goes too.
+                try:
+                    os.remove(self.options.output)
+                except FileNotFoundError:
+                    pass
             elif code == 0:
                 self.result = json.loads(out)
                 self.state = "done"
