@@ -181,10 +181,12 @@ big = os.path.join(work, "big.sqlite")
 with open(os.path.join(src, "examples", "example_profile.sql")) as f:
     b = sqlite3.connect(big)
     b.executescript(f.read())
-# The example spans 140 ms: 500 copies, one after the other (2.2 M events with the projection; 10 s to convert
-# here, long enough to be interrupted and for the progress to show).
+# The example spans 140 ms: 1,000 copies, one after the other (4.4 M events with the projection). Converting it
+# must outlast the first progress line (after 2 s of a phase) by far, on any machine: the page test cancels the
+# conversion once that line shows, and a conversion finished by then cannot be cancelled (500 copies, 2.2 M events,
+# were at 99% by then on a fast machine).
 SHIFT = 200_000_000
-COPIES = 500
+COPIES = 1000
 for table in ("NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
               "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
     cols = [r[1] for r in b.execute(f"pragma table_info({table})")]
