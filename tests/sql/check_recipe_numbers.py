@@ -777,32 +777,32 @@ CHECKS = {
 }
 
 passed = failed = 0
+
+
+def compare(what, ours, expected):
+    """Counts one comparison; on a difference, prints the row counts and the first row that differs."""
+    global passed, failed
+    if ours == expected:
+        passed += 1
+        return
+    failed += 1
+    bad = next((i for i, (a, b) in enumerate(zip(ours, expected)) if a != b), min(len(ours), len(expected)))
+    print(f"FAILED: {what}: {len(ours)} rows, reference {len(expected)}; first difference at row {bad}: "
+          f"{ours[bad] if bad < len(ours) else None} != {expected[bad] if bad < len(expected) else None}")
+
+
 for profile in PROFILES:
     raw = Raw(profile)
     for recipe, (reference, shown, *order) in CHECKS.items():
         ours, expected = [shown(r) for r in run_recipe(profile, recipe)], reference(raw)
         if order:
             ours, expected = sorted(ours, key=repr), sorted(expected, key=repr)
-        if ours == expected:
-            passed += 1
-        else:
-            failed += 1
-            bad = next((i for i, (a, b) in enumerate(zip(ours, expected)) if a != b), min(len(ours), len(expected)))
-            print(f"FAILED: {recipe} on {profile.rsplit('/', 1)[-1]}: {len(ours)} rows, reference {len(expected)}; "
-                  f"first difference at row {bad}: {ours[bad] if bad < len(ours) else None} != "
-                  f"{expected[bad] if bad < len(expected) else None}")
+        compare(f"{recipe} on {profile.rsplit('/', 1)[-1]}", ours, expected)
 # sql/diff.sql on each profile and the next (and the last and the first): its kernel and NVTX rows against the
 # reference, as sets; the 'event' rows (every kind) are the catalog's and are left out.
 for before_path, after_path in zip(PROFILES, PROFILES[1:] + PROFILES[:1]):
     ours = sorted((r[:9] for r in run_diff(before_path, after_path) if r[0] != "event"), key=repr)
     expected = sorted(diff_rows(Raw(before_path), Raw(after_path)), key=repr)
-    if ours == expected:
-        passed += 1
-    else:
-        failed += 1
-        bad = next((i for i, (a, b) in enumerate(zip(ours, expected)) if a != b), min(len(ours), len(expected)))
-        print(f"FAILED: diff.sql on {before_path.rsplit('/', 1)[-1]} -> {after_path.rsplit('/', 1)[-1]}: {len(ours)} "
-              f"rows, reference {len(expected)}; first difference at row {bad}: "
-              f"{ours[bad] if bad < len(ours) else None} != {expected[bad] if bad < len(expected) else None}")
+    compare(f"diff.sql on {before_path.rsplit('/', 1)[-1]} -> {after_path.rsplit('/', 1)[-1]}", ours, expected)
 print(f"check_recipe_numbers: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

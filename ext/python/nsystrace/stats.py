@@ -11,6 +11,7 @@ gives: per rank, GPU busy, NCCL and idle time, and the straggler at each NVTX st
 From Python: run_recipe("top_kernels", paths) and job_summary(paths) return (columns, rows).
 The reports stay where they are (on a cluster, a filesystem the workers share); only result rows travel.
 """
+import contextlib
 import csv
 import os
 import re
@@ -67,23 +68,31 @@ def statements(script):
     return out
 
 
-def run_script(task):
-    """A worker's task: (path, SQL script) -> (columns, rows) of the script's last statement that returns rows."""
-    path, script = task
+@contextlib.contextmanager
+def _worker_connection(path):
+    """The report as a fan-out's worker reads it: no progress lines, one thread (the reports run side by side);
+    an SQLite error names the report."""
     try:
         conn = fanout.open_report(path)
         try:
             conn.execute("select nsystrace_option('progress', 0)")
-            conn.execute("select nsystrace_option('threads', 1)")  # the reports run side by side
-            columns, rows = None, []
-            for statement in statements(script):
-                cur = conn.execute(statement)
-                if cur.description is not None:
-                    columns, rows = [d[0] for d in cur.description], cur.fetchall()
+            conn.execute("select nsystrace_option('threads', 1)")
+            yield conn
         finally:
             conn.close()
     except sqlite3.Error as e:
         raise fanout.report_error(path, e) from None
+
+
+def run_script(task):
+    """A worker's task: (path, SQL script) -> (columns, rows) of the script's last statement that returns rows."""
+    path, script = task
+    with _worker_connection(path) as conn:
+        columns, rows = None, []
+        for statement in statements(script):
+            cur = conn.execute(statement)
+            if cur.description is not None:
+                columns, rows = [d[0] for d in cur.description], cur.fetchall()
     if columns is None:
         raise RuntimeError(f"{path}: the recipe returns no rows (no SELECT)")
     return columns, [tuple(r) for r in rows]
@@ -145,21 +154,13 @@ NCCL_WORK = "kind = 'kernel' and name like 'nccl%'"
 def summarize_report(task):
     """A worker's task: (path, step LIKE pattern) -> ({gpus, busy, idle, nccl, first, last}, [(step, n, end)])."""
     path, step = task
-    try:
-        conn = fanout.open_report(path)
-        try:
-            conn.execute("select nsystrace_option('progress', 0)")
-            conn.execute("select nsystrace_option('threads', 1)")
-            gpus, busy, idle, first, last = conn.execute(_busy_sql(GPU_WORK)).fetchone()
-            nccl = conn.execute(_busy_sql(NCCL_WORK)).fetchone()[1]
-            steps = conn.execute(
-                "select name, row_number() over (partition by name order by ts, ts + dur) as n, ts + dur "
-                "from trace_events where kind = 'nvtx' and dur > 0 and name like ? order by name, n",
-                (step,)).fetchall()
-        finally:
-            conn.close()
-    except sqlite3.Error as e:
-        raise fanout.report_error(path, e) from None
+    with _worker_connection(path) as conn:
+        gpus, busy, idle, first, last = conn.execute(_busy_sql(GPU_WORK)).fetchone()
+        nccl = conn.execute(_busy_sql(NCCL_WORK)).fetchone()[1]
+        steps = conn.execute(
+            "select name, row_number() over (partition by name order by ts, ts + dur) as n, ts + dur "
+            "from trace_events where kind = 'nvtx' and dur > 0 and name like ? order by name, n",
+            (step,)).fetchall()
     return ({"gpus": gpus, "busy": busy, "idle": idle, "nccl": nccl, "first": first, "last": last},
             [tuple(s) for s in steps])
 
