@@ -137,21 +137,24 @@ void TimelineScan::read_on_threads(const ScanFilter& filter, const std::vector<i
   });
   std::vector<uint64_t> candidate_rows;
   for (size_t i : candidates) candidate_rows.push_back(sources_[i]->estimated_rows());
-  ThreadPlan plan = plan_threads(candidate_rows, all, threads);
-  writer_thread_ = plan.writer_thread;
-  const size_t readers = plan.readers;
+  const size_t readers = plan_threads(candidate_rows, all, threads).readers;
+  std::vector<uint64_t> started_rows;  // of the readers that did start
   for (size_t k = 0; k < readers; ++k) {
     size_t i = candidates[k];
     const Report& r = reports_[report_of_source[i]];
     std::unique_ptr<ReaderConnection> connection = ReaderConnection::open(db_, r.context.schema);
-    if (!connection) return;  // none of this database's tables can be read elsewhere
+    if (!connection) break;  // none of this database's tables can be read elsewhere
     ReportContext context = r.context;
     context.statements = nullptr;  // the cursor's cache holds statements of this connection, not of that one
     std::unique_ptr<EventSource> reader =
         open_source(connection->get(), *r.catalog, filter, context, sources_[i]->kind(), sources_[i]->tag());
     if (!reader) continue;
+    started_rows.push_back(candidate_rows[k]);
     sources_[i] = std::make_unique<PrefetchedSource>(std::move(reader), std::move(connection), db_, *r.catalog, context);
   }
+  // The writer thread as the readers that started call for (none, in a database read on SQLite's thread only: an
+  // in-memory, temporary or WAL one).
+  writer_thread_ = plan_threads(started_rows, all, threads).writer_thread;
 }
 
 bool TimelineScan::restart(const ScanFilter& filter) {
