@@ -203,7 +203,8 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
     agg.cursor_id = cursor->id;
     agg.start_writer(realtime_at_zero(scan), static_cast<ConnectionState*>(sqlite3_user_data(ctx))->wall_clock);
     // The rows of a scan are encoded on a second thread when the connection allows one (nsystrace_option
-    // 'threads') and that shortens the conversion (TimelineScan::read_on_threads): the same bytes (src/writers/row_pipeline.h).
+    // 'threads') and that shortens the conversion (TimelineScan::read_on_threads): the same bytes
+    // (src/writers/row_pipeline.h).
     if (scan.wants_a_writer_thread())
       agg.writer = std::make_unique<PipelinedRowWriter>(std::move(agg.writer), agg.out);
     agg.catalog = scan.shared_catalog();

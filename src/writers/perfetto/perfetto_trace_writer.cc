@@ -320,8 +320,9 @@ void PerfettoTraceWriter::maybe_flush() {
   }
 }
 
-// GPU utilization samples: GpuCounterEvents on sequence kCounterSequence, at absolute BOOTTIME timestamps (the trace's
-// clock, from boottime_at_zero_; no incremental clock there), each GPU's counter described in the packet of its first sample.
+// GPU utilization samples: GpuCounterEvents on sequence kCounterSequence, at absolute BOOTTIME timestamps (the
+// trace's clock, from boottime_at_zero_; no incremental clock there), each GPU's counter described in the packet of
+// its first sample.
 void PerfettoTraceWriter::write_utilization() {
   for (const GpuUtilization::Sample& u : utilization_samples_) {
     const GpuUtilization::GpuKey& gpu = utilization_.gpus()[u.gpu];
