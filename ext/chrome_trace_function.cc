@@ -184,7 +184,8 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
         "stands for a whole group, so it cannot draw the events. Aggregate over trace_events directly, or pass the "
         "columns: {}",
         kExplicitForm));
-  TimelineScan& scan = *cursor->scan;
+  // A query that names no args opened its scan without them (ScanFilter::args); the trace needs them.
+  TimelineScan& scan = scan_with_args(*cursor, *static_cast<ConnectionState*>(sqlite3_user_data(ctx)));
   if (agg.star) {
     if (cursor->id != agg.cursor_id || cursor->generation != agg.generation)
       throw Error(fmt::format(

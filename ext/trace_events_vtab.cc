@@ -151,6 +151,17 @@ void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
       catalog.schema().schema(), file && *file ? file : "in memory"));
 }
 
+std::unique_ptr<TimelineScan> open_scan(ConnectionState& state, std::vector<TimelineScan::Report> reports,
+                                        const ScanFilter& filter) {
+  ConnectionState* s = &state;
+  return std::make_unique<TimelineScan>(
+      state.db(), std::move(reports), filter,
+      [s](const std::string& schema, const std::optional<ProjectionWindow>& window) {
+        return s->projection(schema, window);
+      },
+      state.threads);
+}
+
 int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc, sqlite3_value** argv) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
@@ -190,12 +201,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       std::vector<TimelineScan::Report> reports =
           TimelineScan::align_reports(state->db(), std::move(reports_of_connection), filter.schemas);
       for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;
-      cursor->scan = std::make_unique<TimelineScan>(
-          state->db(), std::move(reports), filter,
-          [state](const std::string& schema, const std::optional<ProjectionWindow>& window) {
-            return state->projection(schema, window);
-          },
-          state->threads);
+      cursor->scan = open_scan(*state, std::move(reports), filter);
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));
     }
@@ -274,6 +280,22 @@ const sqlite3_module kModule =
 void destroy_state(void* p) { delete static_cast<ConnectionState*>(p); }
 
 }  // namespace
+
+TimelineScan& scan_with_args(TraceEventsCursor& cursor, ConnectionState& state) {
+  TimelineScan& scan = *cursor.scan;
+  if (scan.reads_args()) return scan;
+  // The same scan with args, moved to the same row: scans are deterministic (the same rows, lanes and tracks in
+  // the same order), so row n of one is row n of the other. This reads again what the old one had read, once per
+  // statement, and only where a trace aggregate's (*) form runs over a query that names no args (its colUsed).
+  ScanFilter filter = scan.filter();
+  filter.args = true;
+  std::unique_ptr<TimelineScan> with_args = open_scan(state, scan.reports(), filter);
+  while (!with_args->eof() && with_args->row_number() < scan.row_number()) with_args->next();
+  if (with_args->eof() || with_args->row().rowid != scan.row().rowid)
+    throw Error("nsystrace: internal: a trace_events scan reopened with args did not come to the same row");
+  cursor.scan = std::move(with_args);
+  return *cursor.scan;
+}
 
 int register_trace_events(sqlite3* db, ConnectionState* state, std::string* error) {
   int rc = sqlite3_create_module_v2(db, "trace_events", &kModule, state, destroy_state);

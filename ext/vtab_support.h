@@ -120,6 +120,11 @@ inline std::string naming_the_profile(sqlite3* db, const std::string& message, c
   return message + " [profile: " + file + "]";
 }
 
+// The cursor's scan, reopened with args (ScanFilter::args) and moved to its current row when it was opened without
+// them (its query names neither args nor event): for the trace aggregates' (*) forms, which read the row's args
+// from the cursor. Throws Error.
+TimelineScan& scan_with_args(TraceEventsCursor& cursor, ConnectionState& state);
+
 inline void result_text(sqlite3_context* ctx, std::string_view s) {
   sqlite3_result_text64(ctx, s.data(), s.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }

@@ -467,6 +467,23 @@ constexpr bool declared_start_end(Kind k) {
 static_assert(declared_start_end(Kind::nvtx) && declared_start_end(Kind::sync),
               "interval_first() selects start and end: what export_model.def declares for the kinds that use it");
 
+// The columns of a reader that only its args show (write_args): selected when the scan's query asks for args
+// (ScanFilter::args); otherwise each reads as one shared NULL column, so SQLite neither fetches nor sorts them.
+class ArgColumns {
+ public:
+  ArgColumns(SelectBuilder& b, bool read) : b_(b), read_(read) {}
+  int operator()(std::string_view column) {
+    if (read_) return b_.column(column);
+    if (null_ < 0) null_ = b_.expression("NULL");
+    return null_;
+  }
+
+ private:
+  SelectBuilder& b_;
+  bool read_;
+  int null_ = -1;
+};
+
 // The id columns GpuColumns reads for every GPU activity kind: the kernel's, which every device-placed kind shares.
 constexpr const KindSpec& kGpuIds = kind_spec(Kind::kernel);
 constexpr bool gpu_kinds_share_ids() {
@@ -487,12 +504,13 @@ class GpuSource : public EventSource {
   // Columns shared by the GPU activity tables (their id columns: kGpuIds, above).
   struct GpuColumns {
     int device, stream, correlation, global_pid, context;
-    explicit GpuColumns(SelectBuilder& b)
+    // context_read: its contextId is read (false: NULL; for readers that show it in args only, without args).
+    explicit GpuColumns(SelectBuilder& b, bool context_read = true)
         : device(b.column("deviceId")),
           stream(b.column("streamId")),
           correlation(read_column(b, kGpuIds.correlation)),
           global_pid(read_column(b, kGpuIds.global_id)),
-          context(b.column("contextId")) {}
+          context(context_read ? b.column("contextId") : b.expression("NULL")) {}
   };
   bool read_gpu(const GpuColumns& c, Placement placement) {
     read_interval(false);
@@ -520,20 +538,21 @@ class KernelSource final : public GpuSource {
  public:
   KernelSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                const ReportContext& r)
-      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::kernel)) {
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::kernel), f.args) {
     short_name_ = b_.column("shortName");
-    demangled_ = b_.column("demangledName");
+    demangled_ = b_.column("demangledName");  // also the name when shortName is NULL
+    ArgColumns arg(b_, f.args);
     for (int i = 0; i < 3; ++i) {
-      grid_[i] = b_.column(std::string("grid") + "XYZ"[i]);
-      block_[i] = b_.column(std::string("block") + "XYZ"[i]);
+      grid_[i] = arg(std::string("grid") + "XYZ"[i]);
+      block_[i] = arg(std::string("block") + "XYZ"[i]);
     }
-    registers_ = b_.column("registersPerThread");
-    static_shared_ = b_.column("staticSharedMemory");
-    dynamic_shared_ = b_.column("dynamicSharedMemory");
-    local_ = b_.column("localMemoryPerThread");
-    shared_executed_ = b_.column("sharedMemoryExecuted");
-    graph_id_ = b_.column("graphId");
-    graph_node_ = b_.column("graphNodeId");
+    registers_ = arg("registersPerThread");
+    static_shared_ = arg("staticSharedMemory");
+    dynamic_shared_ = arg("dynamicSharedMemory");
+    local_ = arg("localMemoryPerThread");
+    shared_executed_ = arg("sharedMemoryExecuted");
+    graph_id_ = arg("graphId");
+    graph_node_ = arg("graphNodeId");
     event_.kind = Kind::kernel;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -578,13 +597,14 @@ class MemcpySource final : public GpuSource {
  public:
   MemcpySource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                const ReportContext& r)
-      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::memcpy)) {
-    bytes_ = b_.column("bytes");
-    copy_kind_ = b_.column("copyKind");
-    src_kind_ = b_.column("srcKind");
-    dst_kind_ = b_.column("dstKind");
-    src_device_ = b_.column("srcDeviceId");
-    dst_device_ = b_.column("dstDeviceId");
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::memcpy), f.args) {
+    copy_kind_ = b_.column("copyKind");  // the name
+    ArgColumns arg(b_, f.args);
+    bytes_ = arg("bytes");
+    src_kind_ = arg("srcKind");
+    dst_kind_ = arg("dstKind");
+    src_device_ = arg("srcDeviceId");
+    dst_device_ = arg("dstDeviceId");
     event_.kind = Kind::memcpy;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -628,10 +648,11 @@ class MemsetSource final : public GpuSource {
  public:
   MemsetSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                const ReportContext& r)
-      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::memset)) {
-    bytes_ = b_.column("bytes");
-    value_ = b_.column("value");
-    mem_kind_ = b_.column("memKind");
+      : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::memset), f.args) {
+    ArgColumns arg(b_, f.args);
+    bytes_ = arg("bytes");
+    value_ = arg("value");
+    mem_kind_ = arg("memKind");
     event_.kind = Kind::memset;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -776,15 +797,16 @@ class CallSource final : public EventSource {
     time_columns_first(b_, kind);
     global_tid_ = read_column(b_, shape.global_id);
     name_id_ = b_.column("nameId");
-    return_value_ = b_.column("returnValue");
-    callchain_ = b_.column("callchainId");
     correlation_ = read_column(b_, shape.correlation);
+    ArgColumns arg(b_, f.args);
+    return_value_ = arg("returnValue");
+    callchain_ = arg("callchainId");
     // Only CUDA API calls come from the runtime or the driver.
-    event_class_ = kind == Kind::cuda_api ? b_.column("eventClass") : b_.expression("NULL");
-    nesting_ = b_.column("nestingLevel");
-    graph_id_ = b_.column("graphId");
-    graph_node_id_ = b_.column("graphNodeId");
-    graph_exec_id_ = b_.column("graphExecId");
+    event_class_ = kind == Kind::cuda_api ? arg("eventClass") : b_.expression("NULL");
+    nesting_ = arg("nestingLevel");
+    graph_id_ = arg("graphId");
+    graph_node_id_ = arg("graphNodeId");
+    graph_exec_id_ = arg("graphExecId");
     unnamed_ = kind == Kind::cuda_api ? kUnnamedApiCall : "[unnamed call]";
     event_.kind = kind;
     event_.placement = Placement::cpu_thread;
@@ -852,16 +874,17 @@ class NvtxSource final : public EventSource {
     text_ = b_.column("text");
     text_id_ = b_.column("textId");
     global_tid_ = read_column(b_, shape.global_id);
-    end_global_tid_ = b_.column("endGlobalTid");
-    domain_ = b_.column("domainId");
-    category_ = b_.column("category");
-    color_ = b_.column("color");
-    range_id_ = b_.column("rangeId");
+    domain_ = b_.column("domainId");  // also places NCCL's ranges
+    color_ = b_.column("color");      // also the cname
+    ArgColumns arg(b_, f.args);
+    end_global_tid_ = arg("endGlobalTid");
+    category_ = arg("category");
+    range_id_ = arg("rangeId");
     static const char* const payloads[] = {"int64Value", "uint64Value", "int32Value", "uint32Value",
                                            "doubleValue", "floatValue"};
-    for (int i = 0; i < 6; ++i) payload_[i] = b_.column(payloads[i]);
-    json_text_ = b_.column("jsonText");
-    json_text_id_ = b_.column("jsonTextId");
+    for (int i = 0; i < 6; ++i) payload_[i] = arg(payloads[i]);
+    json_text_ = arg("jsonText");
+    json_text_id_ = arg("jsonTextId");
     event_.kind = Kind::nvtx;
     event_.placement = Placement::cpu_thread;
     prepare(t, b_.select_list(), f, shape);

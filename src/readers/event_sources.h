@@ -49,6 +49,9 @@ struct ScanFilter {
   // A constraint value the scan cannot apply exactly (left to SQLite's own check): then no LIMIT is applied.
   bool inexact = false;
   std::optional<int64_t> limit;  // at most this many rows (a LIMIT SQLite handed to the scan)
+  // The rows' args are asked for (trace_events.args or .event, or a trace aggregate). When not, the readers leave
+  // out the columns only args show (SQLite neither fetches nor sorts them) and write_args() must not be called.
+  bool args = true;
 
   bool wants(Kind k) const { return !impossible && (kinds & kind_bit(k)) != 0; }
   // Constraints beyond kind and report narrow the rows within the tables read (their sizes say little of the rows).

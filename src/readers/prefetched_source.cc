@@ -63,12 +63,14 @@ std::unique_ptr<ReaderConnection> ReaderConnection::open(sqlite3* db, const std:
 ReaderConnection::~ReaderConnection() { sqlite3_close_v2(db_); }
 
 PrefetchedSource::PrefetchedSource(std::unique_ptr<EventSource> reader, std::unique_ptr<ReaderConnection> connection,
-                                   sqlite3* main_db, const ProfileCatalog& catalog, const ReportContext& report)
+                                   sqlite3* main_db, const ProfileCatalog& catalog, const ReportContext& report,
+                                   bool args)
     : EventSource(main_db, catalog, report),
       connection_(std::move(connection)),
       reader_(std::move(reader)),
       kind_(reader_->kind()),
-      estimated_rows_(reader_->estimated_rows()) {
+      estimated_rows_(reader_->estimated_rows()),
+      args_(args) {
   event_.tag = static_cast<uint8_t>(reader_->tag());
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "nsystrace-read");
@@ -118,8 +120,10 @@ void PrefetchedSource::run() {
         r.name_size = static_cast<uint32_t>(e.name.size());
         batch->bytes.append(e.name.data(), e.name.size());
         r.args_at = static_cast<uint32_t>(batch->bytes.size());
-        ArgsRecorder recorder(batch->bytes);
-        reader_->write_args(recorder);
+        if (args_) {
+          ArgsRecorder recorder(batch->bytes);
+          reader_->write_args(recorder);
+        }
         r.args_size = static_cast<uint32_t>(batch->bytes.size() - r.args_at);
         r.end_invalid = reader_->end_invalid();
         r.end_was_null = reader_->end_was_null();

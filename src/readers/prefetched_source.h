@@ -38,9 +38,10 @@ class ReaderConnection {
 
 class PrefetchedSource final : public EventSource {
  public:
-  // reader: opened on connection's database, with the scan's filter; main_db: the scan's connection.
+  // reader: opened on connection's database, with the scan's filter; main_db: the scan's connection. args: the
+  // scan's ScanFilter::args (without them, no args are recorded).
   PrefetchedSource(std::unique_ptr<EventSource> reader, std::unique_ptr<ReaderConnection> connection,
-                   sqlite3* main_db, const ProfileCatalog& catalog, const ReportContext& report);
+                   sqlite3* main_db, const ProfileCatalog& catalog, const ReportContext& report, bool args);
   // Stops the thread (interrupting its statement) and joins it.
   ~PrefetchedSource() override;
   bool next() override;
@@ -73,6 +74,7 @@ class PrefetchedSource final : public EventSource {
   std::unique_ptr<EventSource> reader_;
   Kind kind_;
   uint64_t estimated_rows_;
+  bool args_;
   // The merge's side.
   std::unique_ptr<Batch> current_;
   size_t position_ = 0;

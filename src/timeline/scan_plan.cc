@@ -99,6 +99,7 @@ std::optional<Token> token_from_text(std::string_view text) {
 std::string ScanPlan::idx_str() const {
   std::string s;
   for (Token t : tokens) s += (s.empty() ? "" : " ") + std::string(token_text(t));
+  if (no_args) s += (s.empty() ? "" : " ") + std::string(kNoArgsWord);
   return s;
 }
 
@@ -120,6 +121,10 @@ ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
     std::string_view word = words.substr(0, end);
     words.remove_prefix(end == std::string_view::npos ? words.size() : end + 1);
     if (word.empty()) continue;
+    if (word == kNoArgsWord) {
+      p.no_args = true;
+      continue;
+    }
     auto t = token_from_text(word);
     if (!t) throw Error("nsystrace: trace_events: unknown plan token '" + std::string(word) + "'");
     p.tokens.push_back(*t);
@@ -165,6 +170,7 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_t
   plan.all_derived = !derived_fixed && (columns_used & column_bit(Column::derived)) != 0;
   plan.all_reports = !schema_fixed && (columns_used & column_bit(Column::schema)) != 0;
   plan.feeds_groups = order_by_terms > 0 && distinct >= 1;
+  plan.no_args = (columns_used & (column_bit(Column::args) | column_bit(Column::event))) == 0;
   // Costs: a fixed part (every scan prepares a statement per event table and merges them) and a part in proportion
   // to the rows the constraints leave, so SQLite prefers plans that push constraints (in joins too). The fixed part
   // is over half of the largest cost, so two scans always cost more than one: SQLite never answers an OR with one
@@ -271,6 +277,7 @@ int derived_mask_of(const FilterArgument& arg) {
 
 ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>& argv) {
   ScanFilter f;
+  f.args = !plan.no_args;
   std::optional<int> derived;       // which rows `derived` asks for (bit 0 stored, bit 1 derived)
   bool kind_names_derived = false;  // kind = 'nvtx_kernel' (or IN) was asked for
   bool schema_fixed = false;

@@ -73,6 +73,7 @@ enum class Token : uint8_t {
   derived_eq, derived_in, limit
 };
 const char* token_text(Token t);
+constexpr const char* kNoArgsWord = "no-args";
 std::optional<Token> token_from_text(std::string_view text);
 
 struct ScanPlan {
@@ -88,6 +89,9 @@ struct ScanPlan {
   // answer. A query that never names them reads the stored events of main, each once.
   bool all_derived = false, all_reports = false;
   bool feeds_groups = false;      // its rows feed a DISTINCT or GROUP BY: one row stands for a group
+  // The query names neither `args` nor `event` (colUsed): the scan need not read what only args show
+  // (ScanFilter::args). Shown in idxStr as the word kNoArgsWord, after the tokens.
+  bool no_args = false;
   double estimated_cost = 0, estimated_rows = 0;
 
   std::string idx_str() const;

@@ -150,7 +150,8 @@ void TimelineScan::read_on_threads(const ScanFilter& filter, const std::vector<i
         open_source(connection->get(), *r.catalog, filter, context, sources_[i]->kind(), sources_[i]->tag());
     if (!reader) continue;
     started_rows.push_back(candidate_rows[k]);
-    sources_[i] = std::make_unique<PrefetchedSource>(std::move(reader), std::move(connection), db_, *r.catalog, context);
+    sources_[i] = std::make_unique<PrefetchedSource>(std::move(reader), std::move(connection), db_, *r.catalog, context,
+                                                     filter.args);
   }
   // The writer thread as the readers that started call for (none, in a database read on SQLite's thread only: an
   // in-memory, temporary or WAL one).
@@ -160,7 +161,7 @@ void TimelineScan::read_on_threads(const ScanFilter& filter, const std::vector<i
 bool TimelineScan::restart(const ScanFilter& filter) {
   // Only the values of the pushed-down id sets may differ: then the same readers, on the same tables, are opened.
   const ScanFilter& was = filter_;
-  bool same_shape = !was.impossible && !filter.impossible && was.kinds == filter.kinds &&
+  bool same_shape = was.args == filter.args && !was.impossible && !filter.impossible && was.kinds == filter.kinds &&
                     !filter.wants(Kind::nvtx_kernel) && was.schemas == filter.schemas && !was.ts_min && !was.ts_max &&
                     !filter.ts_min && !filter.ts_max && !was.pid && !filter.pid && was.names.empty() &&
                     filter.names.empty() && !was.limit && !filter.limit && was.inexact == filter.inexact &&
@@ -280,6 +281,8 @@ std::string_view TimelineScan::args() {
 
 void TimelineScan::write_args(ArgsSink& args) const {
   if (current_ == nullptr) return;
+  if (!filter_.args)  // its readers left out the columns args show: they would be wrong, not missing
+    throw Error("nsystrace: internal: the args of a trace_events scan opened without them were asked for");
   current_->write_args(args);
   if (current_->end_invalid()) {  // say what the profile held
     if (current_->end_was_null()) args.null("invalid_end");

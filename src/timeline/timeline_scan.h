@@ -60,8 +60,12 @@ class TimelineScan {
   bool eof() const { return current_ == nullptr; }
   void next();
   const TraceRow& row() const { return row_; }
-  std::string_view args();  // the current row's args as JSON object text, built on first request
+  // The current row's args as JSON object text, built on first request; only for a scan opened with
+  // ScanFilter::args (else an Error: reopen the scan with args, as the trace aggregates do).
+  std::string_view args();
   void write_args(ArgsSink& args) const;  // the same, typed, into any sink
+  bool reads_args() const { return filter_.args; }
+  const ScanFilter& filter() const { return filter_; }  // the one it was opened (or last restarted) with
   int64_t row_number() const { return row_number_; }  // 1 for the first row
   // The current row is the last one its LIMIT allows: the scan is finished once SQLite has read it.
   bool at_limit() const { return limit_ && row_number_ == *limit_; }
