@@ -55,7 +55,7 @@ std::shared_ptr<ProfileCatalog> ProfileCatalog::load(sqlite3* db, const std::str
   c->strings_.load(db, c->schema_);
   c->load_processes_and_threads(db);
   c->load_gpus(db);
-  c->load_nvtx_definitions(db);
+  c->db_ = db;
   c->load_labels(db, "ENUM_CUDA_MEMCPY_OPER", "id", "label", c->memcpy_kinds_);
   c->load_labels(db, "ENUM_CUDA_MEM_KIND", "id", "label", c->memory_kinds_);
   c->load_labels(db, "ENUM_CUPTI_SYNC_TYPE", "id", "label", c->sync_types_);
@@ -98,7 +98,7 @@ void ProfileCatalog::load_gpus(sqlite3* db) {
   }
 }
 
-void ProfileCatalog::load_nvtx_definitions(sqlite3* db) {
+void ProfileCatalog::load_nvtx_definitions(sqlite3* db) const {
   const TableInfo* t = schema_.table("NVTX_EVENTS");
   if (t == nullptr || !t->has("eventType")) return;
   SelectBuilder b(*t);
@@ -251,12 +251,15 @@ std::string_view ProfileCatalog::nvtx_range_name(std::optional<std::string_view>
   return kUnnamedNvtxRange;
 }
 
-const std::string* ProfileCatalog::nvtx_domain(int64_t global_id, int64_t domain_id) const {
+const std::string* ProfileCatalog::nvtx_domain(sqlite3* db, int64_t global_id, int64_t domain_id) const {
+  std::call_once(nvtx_definitions_once_, [&] { load_nvtx_definitions(db); });
   auto it = nvtx_domains_.find({global_pid_of(global_id), domain_id});
   return it == nvtx_domains_.end() ? nullptr : &it->second;
 }
 
-const std::string* ProfileCatalog::nvtx_category(int64_t global_id, int64_t domain_id, int64_t category) const {
+const std::string* ProfileCatalog::nvtx_category(sqlite3* db, int64_t global_id, int64_t domain_id,
+                                                 int64_t category) const {
+  std::call_once(nvtx_definitions_once_, [&] { load_nvtx_definitions(db); });
   auto it = nvtx_categories_.find({global_pid_of(global_id), domain_id, category});
   return it == nvtx_categories_.end() ? nullptr : &it->second;
 }

@@ -67,9 +67,18 @@ class ProfileCatalog {
   const std::string* thread_name(int64_t global_tid) const;
   const std::string* gpu_name(int64_t device_id) const;
   // nsys numbers NVTX domains, and categories within them, per process: `global_id` is the globalTid of the event
-  // (or a globalPid), the domain is looked up in its process.
-  const std::string* nvtx_domain(int64_t global_id, int64_t domain_id) const;
-  const std::string* nvtx_category(int64_t global_id, int64_t domain_id, int64_t category) const;
+  // (or a globalPid), the domain is looked up in its process. Their names are read from NVTX_EVENTS on first use
+  // (a pass over the whole table, which only scans that place or show NVTX ranges need): on `db`, the caller's
+  // connection (a prefetching thread's), or, without it, on the connection the catalog was loaded on (SQLite's
+  // thread only).
+  const std::string* nvtx_domain(int64_t global_id, int64_t domain_id) const {
+    return nvtx_domain(db_, global_id, domain_id);
+  }
+  const std::string* nvtx_domain(sqlite3* db, int64_t global_id, int64_t domain_id) const;
+  const std::string* nvtx_category(int64_t global_id, int64_t domain_id, int64_t category) const {
+    return nvtx_category(db_, global_id, domain_id, category);
+  }
+  const std::string* nvtx_category(sqlite3* db, int64_t global_id, int64_t domain_id, int64_t category) const;
   const std::string* memcpy_kind_label(int64_t id) const { return find(memcpy_kinds_, id); }
   const std::string* memory_kind_label(int64_t id) const { return find(memory_kinds_, id); }
   const std::string* sync_type_label(int64_t id) const { return find(sync_types_, id); }
@@ -126,7 +135,7 @@ class ProfileCatalog {
   }
   void load_processes_and_threads(sqlite3* db);
   void load_gpus(sqlite3* db);
-  void load_nvtx_definitions(sqlite3* db);
+  void load_nvtx_definitions(sqlite3* db) const;  // once (nvtx_definitions_once_)
   // key -> label from a table of labels (the ENUM_* tables: id -> label), when it has both columns.
   void load_labels(sqlite3* db, const char* table, const char* key, const char* label,
                    std::map<int64_t, std::string>& out);
@@ -137,14 +146,16 @@ class ProfileCatalog {
   std::unordered_map<int64_t, std::string> processes_;  // process_key -> name
   std::unordered_map<int64_t, std::string> threads_;    // globalTid -> name
   std::map<int64_t, std::string> gpus_;                 // deviceId -> "NVIDIA H100 80GB HBM3"
-  std::map<std::pair<int64_t, int64_t>, std::string> nvtx_domains_;  // (globalPid, domainId) -> name
+  sqlite3* db_ = nullptr;  // the connection it was loaded on
+  mutable std::once_flag nvtx_definitions_once_;
+  mutable std::map<std::pair<int64_t, int64_t>, std::string> nvtx_domains_;  // (globalPid, domainId) -> name
   struct CategoryKey {
     int64_t global_pid, domain, category;
     bool operator<(const CategoryKey& o) const {
       return std::tie(global_pid, domain, category) < std::tie(o.global_pid, o.domain, o.category);
     }
   };
-  std::map<CategoryKey, std::string> nvtx_categories_;
+  mutable std::map<CategoryKey, std::string> nvtx_categories_;
   std::map<int64_t, std::string> memcpy_kinds_, memory_kinds_, sync_types_, gpu_metric_types_, thread_states_;
   std::vector<std::pair<std::string, std::string>> export_metadata_;
   std::optional<int64_t> session_start_utc_ns_;

@@ -135,6 +135,9 @@ bool EventSource::next() {
 void EventSource::prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter,
                           const Shape& shape) {
   if (table_ != &table) qualified_ = catalog_.schema().qualified(table.name), correlation_index_ = nullptr;
+  one_row_lookup_ = false;
+  was_global_tids_ = filter.global_tids.has_value();
+  was_global_pids_ = filter.global_pids.has_value();
   table_ = &table;
   const std::string& qualified = qualified_;  // kept across restarts (a join's inner lookups): the same table
   if (&select_list != &select_list_) select_list_ = select_list;
@@ -228,6 +231,10 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
     const bool one_row = rowids && rowids->size() == 1;
     stmt_ = statement("SELECT " + select_list + from + (one_row ? "" : order));
     bind_all(stmt_, binds);
+    // Its only values the row id and the id sets' single values, in that order: restart() rebinds them.
+    one_row_lookup_ = one_row && binds.size() == size_t{1} + (filter.global_tids ? 1 : 0) + (filter.global_pids ? 1 : 0) &&
+                      (!filter.global_tids || filter.global_tids->size() == 1) &&
+                      (!filter.global_pids || filter.global_pids->size() == 1);
     return;
   }
   const std::string as_stored = " FROM " + qualified + " NOT INDEXED WHERE " + where;
@@ -254,14 +261,23 @@ bool EventSource::restartable() const {
   }
 }
 
+bool EventSource::rebind_one_row(const ScanFilter& filter) {
+  if (!one_row_lookup_ || !stmt_ || !filter.correlations || correlation_index_ == nullptr) return false;
+  // The same SQL as prepare() would build when the lookup is again one row id and one value per id set.
+  if (filter.global_tids.has_value() != was_global_tids_ || filter.global_pids.has_value() != was_global_pids_ ||
+      (filter.global_tids && filter.global_tids->size() != 1) || (filter.global_pids && filter.global_pids->size() != 1))
+    return false;
+  std::vector<int64_t> rowids = ProfileCatalog::rowids_with(*correlation_index_, *filter.correlations);
+  if (rowids.size() != 1) return false;
+  stmt_.reset();
+  int at = 1;
+  stmt_.bind(at++, rowids.front());
+  if (filter.global_tids) stmt_.bind(at++, filter.global_tids->front());
+  if (filter.global_pids) stmt_.bind(at++, filter.global_pids->front());
+  return true;
+}
+
 void EventSource::restart(const ScanFilter& filter) {
-  // The statements go back to the cache, where prepare() finds them again when its SQL is the same.
-  if (report_.statements != nullptr) {
-    report_.statements->give_back(std::move(stmt_));
-    report_.statements->give_back(std::move(stragglers_));
-  }
-  stmt_ = Statement();
-  stragglers_ = Statement();
   opened_ = started_ = has_row_ = has_straggler_ = emitted_ = false;
   main_in_stmt_ = true;
   straggler_rowids_ = nullptr;
@@ -270,6 +286,20 @@ void EventSource::restart(const ScanFilter& filter) {
   skipped_ = invalid_ends_ = 0;
   end_was_null_ = end_invalid_ = false;
   stored_end_ = 0;
+  // The launch join's lookups: one row by its id, the statement kept and only its values bound again (no SQL
+  // built, none looked up in the cache).
+  if (rebind_one_row(filter)) {
+    opened_ = true;
+    return;
+  }
+  one_row_lookup_ = false;
+  // The statements go back to the cache, where prepare() finds them again when its SQL is the same.
+  if (report_.statements != nullptr) {
+    report_.statements->give_back(std::move(stmt_));
+    report_.statements->give_back(std::move(stragglers_));
+  }
+  stmt_ = Statement();
+  stragglers_ = Statement();
   prepare(*table_, select_list_, filter, shape_);
 }
 
@@ -933,11 +963,11 @@ class NvtxSource final : public EventSource {
   void write_args(ArgsSink& o) const override {
     int64_t domain = stmt_.int64(domain_), thread = stmt_.int64(global_tid_);  // domains are numbered per process
     if (domain != 0) {
-      if (const std::string* name = catalog_.nvtx_domain(thread, domain)) o.string("domain", *name);
+      if (const std::string* name = catalog_.nvtx_domain(db_, thread, domain)) o.string("domain", *name);
       o.integer("domain_id", domain);
     }
     if (int64_t cat = stmt_.int64(category_); cat != 0) {  // NULL or 0: no category
-      if (const std::string* name = catalog_.nvtx_category(thread, domain, cat)) o.string("category", *name);
+      if (const std::string* name = catalog_.nvtx_category(db_, thread, domain, cat)) o.string("category", *name);
       o.integer("category_id", cat);
     }
     if (auto color = stmt_.optional_int64(color_)) {
@@ -977,7 +1007,7 @@ class NvtxSource final : public EventSource {
     std::pair<int64_t, int64_t> key{global_pid_of(global_tid), domain};
     auto it = nccl_domains_.find(key);
     if (it == nccl_domains_.end()) {
-      const std::string* name = catalog_.nvtx_domain(global_tid, domain);
+      const std::string* name = catalog_.nvtx_domain(db_, global_tid, domain);
       it = nccl_domains_.emplace(key, name != nullptr && *name == "NCCL").first;
     }
     return it->second;

@@ -155,6 +155,8 @@ class EventSource {
   // Fills event_ from the statement's current row; false to skip the row.
   virtual bool read_row() = 0;
   bool step_stream(Statement& s, bool main);
+  // restart()'s fast path: the one-row statement kept, its values bound anew; false when the SQL would differ.
+  bool rebind_one_row(const ScanFilter& filter);
   bool stragglers_first() const;
   static void bind_all(Statement& s, const Binds& binds);
   // Reads start/end/rowid at columns 0/1/2 into event_ (clamping end < start to a zero duration).
@@ -195,6 +197,9 @@ class EventSource {
   // What prepare() was given, for restart().
   std::string select_list_;
   Shape shape_;
+  // stmt_ reads one row by its rowid (a correlation lookup), its values bound in the order rebind_one_row() binds.
+  bool one_row_lookup_ = false;
+  bool was_global_tids_ = false, was_global_pids_ = false;  // the id sets prepare() was given
 };
 
 class NvtxProjection;

@@ -153,6 +153,32 @@ TEST_F(ChromeTrace, StarFormRefusesRowsItCannotSee) {
   expect_error("select chrome_trace(1, 2) from trace_events", "takes *, a trace_events row (t.event), or 6 to 12");
 }
 
+// A query that names neither args nor event reads no args-only columns (EXPLAIN shows "no-args"); the (*) form over
+// it reopens the scan with args at the row it is on, here the third (SQLite's own filter, +kind, drops the NVTX rows
+// before it): the same trace as the row form, which names the rows and so reads their args.
+TEST_F(ChromeTrace, TheStarFormOverAQueryWithoutArgsHasTheArgs) {
+  const std::string where = " from trace_events where +kind != 'nvtx' and dur >= 0";
+  std::string plan;
+  for (auto& r : db.rows("explain query plan select count(*)" + where)) plan += r.back();
+  EXPECT_NE(plan.find("no-args"), std::string::npos) << plan;
+  plan.clear();
+  for (auto& r : db.rows("explain query plan select count(args)" + where)) plan += r.back();
+  EXPECT_EQ(plan.find("no-args"), std::string::npos) << plan;
+  std::string star = db.text("select chrome_trace(*)" + where);
+  EXPECT_EQ(star, db.text("select chrome_trace(event)" + where));
+  auto t = testtrace::check_trace(star);
+  ASSERT_TRUE(t.problems.empty()) << t.problems[0];
+  bool kernel_seen = false;
+  for (const auto& s : t.slices) {
+    if (s.name != "gemm") continue;
+    kernel_seen = true;
+    EXPECT_EQ(s.args->str("registers_per_thread"), "32");
+    EXPECT_EQ(s.args->str("demangled_name"), "void gemm<float>(int)");
+  }
+  EXPECT_TRUE(kernel_seen);
+  EXPECT_EQ(db.text("select hex(perfetto_trace(*))" + where), db.text("select hex(perfetto_trace(event))" + where));
+}
+
 TEST_F(ChromeTrace, ExplicitFormBuildsATraceFromAnyQuery) {
   std::string json = db.text(
       "select chrome_trace(kind, name, ts, dur, pid, tid, process_name, thread_name, args, correlation_id, global_tid) "

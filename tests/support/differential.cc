@@ -71,6 +71,9 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
     // names it reads every row.
     std::string cols = expected_where.empty() ? std::string(kStableColumns)
                                               : std::string(kStableColumns).substr(0, std::string(kStableColumns).rfind(", derived"));
+    // Every other query names no args: its scan reads no args-only column (ScanFilter::args), and must give the
+    // same rows as the unfiltered scan that read them.
+    if (rep.queries % 2 == 0) cols.replace(cols.find(", args"), 6, "");
     std::string pushed_where = expected_where.empty() ? "derived in (0, 1) and (" + where + ")" : where;
     auto pushed = db.rows("select " + cols + " from trace_events where " + pushed_where + " order by rowid");
     auto expected = db.rows("select " + cols + " from temp.unfiltered where " +
@@ -154,6 +157,11 @@ const char* const kGridColumns[] = {"kind", "name", "ts", "dur", "pid", "tid", "
 const char* const kGridSelect =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
     "global_pid, cname, derived, schema";
+// The same with args (before schema, which stays last): the two classes of colUsed a scan tells apart (a query that
+// names args or event reads the args-only columns, one that names neither does not: ScanFilter::args).
+const char* const kGridSelectWithArgs =
+    "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
+    "global_pid, cname, derived, args, schema";
 
 bool is_integer_column(const std::string& c) {
   return c != "kind" && c != "name" && c != "process_name" && c != "cname" && c != "schema";
@@ -172,8 +180,9 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
   }
   if (reports.empty()) reports = "'main'";
   db.exec("drop table if exists temp.every_row");
-  // Every row of every report, derived ones too, as a plain table: SQLite's answer to any question about them.
-  db.exec(std::string("create temp table every_row as select ") + kGridSelect +
+  // Every row of every report, derived ones too, as a plain table: SQLite's answer to any question about them. Read
+  // with args: the queries without them are compared with a scan that read every column.
+  db.exec(std::string("create temp table every_row as select ") + kGridSelectWithArgs +
           " from trace_events where derived in (0, 1) and schema in (" + reports + ")");
   size_t shape = 0;
   // `tail`: ORDER BY / LIMIT / OFFSET after the WHERE. unordered: compare as sets (LIMIT without a total order
@@ -184,7 +193,9 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
     // Without a tail, both sides are ordered by (schema, rowid), the identity of a row: an ORDER BY changes no
     // constraint the scan is handed (only whether it may take a LIMIT, and there is none here).
     std::string order = tail.empty() ? "order by schema, rowid" : tail;
-    std::string q = std::string("select ") + kGridSelect + " from %s where " + where + " " + order;
+    // Each shape in turn with and without args (the colUsed classes), whatever the stride.
+    const char* select = (shape / std::max<size_t>(stride, 1)) % 2 ? kGridSelectWithArgs : kGridSelect;
+    std::string q = std::string("select ") + select + " from %s where " + where + " " + order;
     auto run = [&](const std::string& sql_template, const char* table) {
       std::string sql = sql_template;
       sql.replace(sql.find("%s"), 2, table);
@@ -209,7 +220,7 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
       bool ok = got.size() == want.size();
       for (auto& r : got) {
         if (!ok) break;
-        std::string one = std::string("select ") + kGridSelect + " from %s where " + where + " and rowid = " + r[0] +
+        std::string one = std::string("select ") + select + " from %s where " + where + " and rowid = " + r[0] +
                           " and schema = " + quoted(r.back());
         ok = run(one, "temp.every_row") == std::vector<std::vector<std::string>>{r};
       }
@@ -305,7 +316,8 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
     }
     // The other way round: each call's GPU work, an inner scan of three tables restarted at every call (with
     // correlation ids that have no GPU work, and several operations for one id).
-    q = "select a.rowid, k.rowid, k.kind, k.name, k.ts - a.ts from %s a join %s k on k.correlation_id = "
+    // (with the GPU work's args: an inner scan that reads them, restarted in place)
+    q = "select a.rowid, k.rowid, k.kind, k.name, k.ts - a.ts, k.args from %s a join %s k on k.correlation_id = "
         "a.correlation_id and k.global_pid = a.global_pid and k.kind in ('kernel', 'memcpy', 'memset') "
         "where a.kind = 'cuda_api' and a.schema is not null and k.schema = a.schema order by 1, 2";
     if (shape++ % stride == phase % stride) {
