@@ -123,6 +123,12 @@ FilterValue::Type storage_type(int t) {
 FilterValue filter_value(sqlite3_value* v) {
   FilterValue f;
   f.type = storage_type(sqlite3_value_type(v));
+  if (f.type == FilterValue::Type::integer) {  // the launch join's ids: no copy, and its text as SQLite writes it
+    f.numeric = f.type;
+    f.integer = sqlite3_value_int64(v);
+    f.text = std::to_string(f.integer);
+    return f;
+  }
   // sqlite3_value_numeric_type converts a protected value in place; read it from a copy so the text stays as given.
   sqlite3_value* copy = sqlite3_value_dup(v);
   if (copy == nullptr) throw std::bad_alloc();
@@ -173,14 +179,21 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
   return guarded(base->pVtab, [&] {
     ConnectionState* state = vtab->state;
     try {
-      ScanPlan plan = ScanPlan::from_idx(idx_num, idx_str);
+      // A cursor is one loop of one statement's plan: parsed at its first xFilter (a join's inner scan has one at
+      // every outer row), parsed again only if SQLite ever hands it another.
+      if (!cursor->plan || cursor->plan_idx_num != idx_num || cursor->plan_idx_str != (idx_str ? idx_str : "")) {
+        cursor->plan = std::make_unique<ScanPlan>(ScanPlan::from_idx(idx_num, idx_str));
+        cursor->plan_idx_num = idx_num;
+        cursor->plan_idx_str = idx_str ? idx_str : "";
+      }
+      const ScanPlan& plan = *cursor->plan;
       cursor->grouped = plan.feeds_groups;
       ScanFilter filter = build_filter(plan, filter_arguments(argc, argv));
       if (!cursor->reports_listed) {
         cursor->reports = state->reports();
         cursor->reports_listed = true;
       }
-      auto reports_of_connection = cursor->reports;
+      const auto& reports_of_connection = cursor->reports;
       if (plan.all_reports && filter.schemas.empty())
         for (const auto& r : reports_of_connection) filter.schemas.push_back(r.first);
       if (filter.schemas.empty()) filter.schemas.push_back("main");
@@ -199,7 +212,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       }
       previous.reset();
       std::vector<TimelineScan::Report> reports =
-          TimelineScan::align_reports(state->db(), std::move(reports_of_connection), filter.schemas);
+          TimelineScan::align_reports(state->db(), reports_of_connection, filter.schemas);
       for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;
       cursor->scan = open_scan(*state, std::move(reports), filter);
     } catch (const Error& e) {

@@ -173,7 +173,7 @@ bool TimelineScan::restart(const ScanFilter& filter) {
     if (!s->restartable()) return false;
   for (auto& s : sources_) s->restart(filter);
   filter_ = filter;
-  layout_ = TrackLayout(catalogs_of(reports_), contexts_of(reports_));  // lanes start empty, as in a new scan
+  layout_.reset();  // lanes start empty, as in a new scan
   current_ = nullptr;
   current_index_ = 0;
   row_ = TraceRow();

@@ -113,4 +113,14 @@ TrackLayout::Placed TrackLayout::place(const SourceEvent& ev) {
   return Placed{&state.track, static_cast<uint32_t>(lane)};
 }
 
+void TrackLayout::reset() {
+  tracks_.clear();
+  processes_.clear();
+  stream_owner_.clear();
+  pid_owner_.clear();
+  shared_pids_.clear();
+  last_track_ = nullptr;
+  last_key_ = Key{-1, 0, 0, 0};
+}
+
 }  // namespace nsystrace

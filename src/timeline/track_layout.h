@@ -33,6 +33,9 @@ class TrackLayout {
     uint32_t lane;
   };
   Placed place(const SourceEvent& ev);
+  // Empty again, as new on the same reports (a join's inner scan restarted at every outer row): keeps only its
+  // reports and the tables' allocations.
+  void reset();
   // Pids under which processes of different machines (the upper bits of globalTid: vm ids) are drawn together: the
   // pid space has no room for a machine, so such processes share one. Said in the trace (otherData), never silent.
   const std::set<int32_t>& pids_shared_by_machines() const { return shared_pids_; }
