@@ -6,10 +6,13 @@
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/queue_depth.sql"
 -- Rows: (device, stream, bucket) for the buckets in which the stream held work.
 with params(bucket_ns) as (select 100000000),
+-- The launching calls read once (SQLite indexes them for the join): cheaper than a lookup per operation.
+calls as materialized (
+  select correlation_id, global_pid, ts from trace_events where kind = 'cuda_api' and correlation_id is not null
+),
 ops as materialized (
   select o.device_id, o.stream_id, min(o.ts, coalesce(a.ts, o.ts)) as queued, o.ts + o.dur as e
-  from trace_events o left join trace_events a
-    on a.kind = 'cuda_api' and a.correlation_id = o.correlation_id and a.global_pid = o.global_pid
+  from trace_events o left join calls a on a.correlation_id = o.correlation_id and a.global_pid = o.global_pid
   where o.kind in ('kernel', 'memcpy', 'memset')
 ),
 origin as (select min(queued) as t0 from ops),
