@@ -29,23 +29,27 @@ width as (
   select o.t0, case when (o.t_end / p.max_buckets - (o.t_end % p.max_buckets < 0))
                          - (o.t0 / p.max_buckets - (o.t0 % p.max_buckets < 0)) < p.bucket_ns then p.bucket_ns
                     else (o.t_end / p.max_buckets - (o.t_end % p.max_buckets < 0))
-                         - (o.t0 / p.max_buckets - (o.t0 % p.max_buckets < 0)) + 1 end as bucket_ns
+                         - (o.t0 / p.max_buckets - (o.t0 % p.max_buckets < 0)) + 1 end as bucket_ns,
+         -- the span may not fit in 64 bits: only then the exact forms below, slower, are needed
+         not (o.t0 >= 0 or o.t_end <= 0 or (o.t_end < 4611686018427387904 and o.t0 > -4611686018427387904)) as wide
   from origin o, params p
 ),
 -- k = floor((s - t0) / w) from floor quotients and remainders, and the bucket's start t0 + k * w in quarters:
 -- exact where s - t0 or k * w does not fit in 64 bits.
 first_bucket as (
   select b.device_id, b.s, b.e, w.bucket_ns, w.t0,
-         (b.s / w.bucket_ns - (b.s % w.bucket_ns < 0)) - (w.t0 / w.bucket_ns - (w.t0 % w.bucket_ns < 0))
-           - ((b.s % w.bucket_ns + (b.s % w.bucket_ns < 0) * w.bucket_ns)
-              < (w.t0 % w.bucket_ns + (w.t0 % w.bucket_ns < 0) * w.bucket_ns)) as bucket
+         case when not w.wide then (b.s - w.t0) / w.bucket_ns
+              else (b.s / w.bucket_ns - (b.s % w.bucket_ns < 0)) - (w.t0 / w.bucket_ns - (w.t0 % w.bucket_ns < 0))
+                   - ((b.s % w.bucket_ns + (b.s % w.bucket_ns < 0) * w.bucket_ns)
+                      < (w.t0 % w.bucket_ns + (w.t0 % w.bucket_ns < 0) * w.bucket_ns)) end as bucket, w.wide
   from busy b, width w
 ),
 -- The few pieces that cross a bucket boundary are split, one row per further bucket.
 first_pieces as (
   select device_id, bucket, s, e, bucket_ns,
-         t0 + bucket / 4 * bucket_ns + bucket / 4 * bucket_ns + bucket / 4 * bucket_ns + bucket / 4 * bucket_ns
-           + bucket % 4 * bucket_ns as lo
+         case when not wide then t0 + bucket * bucket_ns
+              else t0 + bucket / 4 * bucket_ns + bucket / 4 * bucket_ns + bucket / 4 * bucket_ns
+                   + bucket / 4 * bucket_ns + bucket % 4 * bucket_ns end as lo
   from first_bucket
 ),
 split as (

@@ -723,7 +723,7 @@ def run_diff(before, after):
     return [list(row.values()) for row in json.loads(out)] if out.strip() else []
 
 
-def queue_depth(raw, bucket_ns=100_000_000):
+def queue_depth(raw, bucket_ns=100_000_000, max_buckets=100_000):
     """Per (device, stream, bucket): the most operations queued at once (call start, or the operation's own start
     when earlier or unrecorded, to its end) and the time-weighted mean."""
     calls = api_calls(raw)
@@ -737,6 +737,9 @@ def queue_depth(raw, bucket_ns=100_000_000):
     if not streams:
         return []
     t0 = min(q for ops in streams.values() for q, _ in ops)
+    t_end = max(e for ops in streams.values() for _, e in ops)
+    if t_end // max_buckets - t0 // max_buckets >= bucket_ns:  # more than max_buckets buckets: widened
+        bucket_ns = t_end // max_buckets - t0 // max_buckets + 1
     out = []
     for (d, st) in sorted(streams):
         events = sorted([(q, 1) for q, _ in streams[(d, st)]] + [(e, -1) for _, e in streams[(d, st)]])
