@@ -131,7 +131,8 @@ READ_CHARTS = """(() => {
                                                                             Math.round(y * ratio), 1, 1).data);
     out[id] = {type: chart.config.type, labels: chart.data.labels, x_title: chart.options.scales.x.title.text,
                y_top: chart.scales.y.top, y_bottom: chart.scales.y.bottom,
-               x_pixels_per_unit: (chart.scales.x.right - chart.scales.x.left) / (chart.scales.x.max - chart.scales.x.min),
+               x_pixels_per_unit: (chart.scales.x.right - chart.scales.x.left) /
+                                  (chart.scales.x.max - chart.scales.x.min),
                datasets: chart.data.datasets.map((d, i) => ({
                  label: d.label, data: d.data, color: d.backgroundColor,
                  drawn: chart.getDatasetMeta(i).data.map((e) => chart.config.type === "bar"
@@ -224,7 +225,8 @@ def check_page(browser, base, profile_number, profile, known=None):
                 for g in gpus}
     got = {d["label"]: d["data"] for d in busy_chart["datasets"]} if busy_chart else None
     check(f"{name}: utilization over time: a line per GPU, the recipe's rows ({len(busy)}, at most 200 per GPU)",
-          got == expected and all(len(v) <= 200 for v in expected.values()), f"{str(got)[:300]} vs {str(expected)[:300]}")
+          got == expected and all(len(v) <= 200 for v in expected.values()),
+          f"{str(got)[:300]} vs {str(expected)[:300]}")
     if busy_chart:
         top, bottom = busy_chart["y_top"], busy_chart["y_bottom"]
         placed = [abs(p["y"] - (bottom - (bottom - top) * v["y"] / 100)) <= 0.5 and p["pixel"][3] > 0
@@ -301,7 +303,8 @@ try:
     check("without the library: the page is whole",
           browser.wait_for("document.getElementById('charts').dataset.shown === '0'"))
     state = browser.evaluate("({note: document.getElementById('charts-note').textContent, chart: typeof Chart, "
-                             "canvases: Array.from(document.querySelectorAll('.chart')).filter((e) => !e.hidden).length,"
+                             "canvases: Array.from(document.querySelectorAll('.chart'))"
+                             ".filter((e) => !e.hidden).length,"
                              " error: document.getElementById('error').textContent, "
                              "rows: document.querySelectorAll('#gpu_idle tr').length})")
     check("without the library: no chart, and the page says why (the build's note)",

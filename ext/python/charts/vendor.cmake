@@ -27,7 +27,8 @@ if(NOT NPM)
   find_program(NPM npm)
 endif()
 if(NOT NPM OR NOT EXISTS "${NPM}")
-  without_charts("npm was not found when nsystrace was built, so its charting library (Chart.js, from npm) could not be vendored; install npm (Debian: apt-get install npm) and reinstall the package (pip install .)")
+  without_charts("npm was not found when nsystrace was built, so its charting library (Chart.js, from npm) \
+could not be vendored; install npm (Debian: apt-get install npm) and reinstall the package (pip install .)")
   return()
 endif()
 
@@ -40,7 +41,9 @@ execute_process(COMMAND "${NPM}" ci --ignore-scripts --no-audit --no-fund --pref
 set(package "${OUT}/npm/node_modules/chart.js")
 if(NOT npm_result EQUAL 0 OR NOT EXISTS "${package}/dist/chart.umd.min.js")
   string(REGEX REPLACE "\n.*" "" npm_error "${npm_error}")  # npm's first line names the problem
-  without_charts("`npm ci` failed when nsystrace was built (${npm_result}: ${npm_error}), so its charting library (Chart.js, from npm) could not be vendored; reinstall the package (pip install .) when npm can reach its registry")
+  without_charts("`npm ci` failed when nsystrace was built (${npm_result}: ${npm_error}), so its charting \
+library (Chart.js, from npm) could not be vendored; reinstall the package (pip install .) when npm can reach its \
+registry")
   file(REMOVE_RECURSE "${OUT}/npm")
   return()
 endif()
