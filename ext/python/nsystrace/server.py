@@ -325,6 +325,8 @@ class Site:
         """The rows of the recipe a chart draws, as the recipe gives them (numbers), and as its table shows them
         (text). The page draws these numbers and computes none."""
         name = query.get("name", [""])[0]
+        if name not in ("gpu_time_breakdown", "gpu_idle", "gpu_busy"):
+            raise Refused("a chart is gpu_time_breakdown, gpu_idle or gpu_busy")
         db = Connection([self.profile(query)])
         out = {"recipe": f"{name}.sql"}
         if name == "gpu_time_breakdown":
@@ -333,14 +335,12 @@ class Site:
             # The recipe's totals per (device, cause), the columns it repeats on each gap of theirs, once each.
             sql = (f"select distinct device, cause, cause_gaps, cause_idle_ns from "
                    f"({statement(recipe('gpu_idle.sql'))}) order by device, cause")
-        elif name == "gpu_busy":
+        else:  # gpu_busy
             # Intervals sized to the profile (the recipe's 100 ms make one or two of a short profile).
             (start, end), = db.rows("select min(ts), max(ts + dur) from trace_events "
                                     "where kind in ('kernel', 'memcpy', 'memset')")
             out["bucket_ns"] = utilization_bucket_ns(end - start) if start is not None else None
             sql = with_bucket(recipe("gpu_busy.sql"), out["bucket_ns"] or 1)
-        else:
-            raise Refused("a chart is gpu_time_breakdown, gpu_idle or gpu_busy")
         columns, rows = db.query(sql)
         out.update(columns=columns, rows=rows, text=as_shown(rows))
         return out
