@@ -40,18 +40,24 @@ class ThreadRanges {
     // Exports store NVTX rows nearly in time order, and then a thread's list usually needs no sort at all.
     if (!std::is_sorted(order.begin(), order.end(), by_start)) std::sort(order.begin(), order.end(), by_start);
     starts_.resize(order.size());
+    ends_.resize(order.size());
     max_end_so_far_.resize(order.size());
     int64_t max_end = INT64_MIN;
     for (size_t i = 0; i < order.size(); ++i) {
       starts_[i] = all[order[i]].start;
-      max_end_so_far_[i] = max_end = std::max(max_end, all[order[i]].end);
+      ends_[i] = all[order[i]].end;
+      max_end_so_far_[i] = max_end = std::max(max_end, ends_[i]);
     }
   }
-  void build_tree(const MappedArray<ProjectedRange>& all) {
+  // The range at position p (in sort order): its start and end, kept here so that the sweeps over a thread's
+  // ranges walk two arrays rather than the ranges themselves (112 bytes each, far apart).
+  int64_t start(size_t p) const { return starts_[p]; }
+  int64_t end(size_t p) const { return ends_[p]; }
+  void build_tree() {
     size_ = 1;
     while (size_ < order.size()) size_ <<= 1;
     max_end_.assign(2 * size_, INT64_MIN);
-    for (size_t i = 0; i < order.size(); ++i) max_end_[size_ + i] = all[order[i]].end;
+    for (size_t i = 0; i < order.size(); ++i) max_end_[size_ + i] = ends_[i];
     for (size_t i = size_ - 1; i >= 1; --i) max_end_[i] = std::max(max_end_[2 * i], max_end_[2 * i + 1]);
   }
   // After build_tree(): the last position p < limit whose range ends at or after `end` (the innermost enclosing
@@ -75,7 +81,7 @@ class ThreadRanges {
     long right = last(2 * node + 1, mid, hi, limit, end);
     return right >= 0 ? right : last(2 * node, lo, mid, limit, end);
   }
-  std::vector<int64_t> starts_;
+  std::vector<int64_t> starts_, ends_;
   std::vector<int64_t> max_end_so_far_;  // [i]: the latest end among positions 0..i
   std::vector<int64_t> max_end_;
   size_t size_ = 1;
@@ -308,35 +314,37 @@ class LabelledUnion {
 // A range that ends inside the next one (start/end ranges may overlap that way) may still enclose a later one;
 // then, for the whole thread: a Fenwick tree over the ends seen so far for the depth and a descent of the max-end
 // tree for the parent, O(log n) each, however deep the nesting (leaked ranges nest without bound).
-void nest_thread(ThreadRanges& t, MappedArray<ProjectedRange>& all) {
-  std::vector<uint32_t> open;
+void nest_thread(ThreadRanges& t, MappedArray<ProjectedRange>& all, const std::vector<char>& has_work) {
+  const std::vector<uint32_t>& order = t.order;
+  auto set = [&](size_t p, size_t depth, long parent) {  // only the ranges with work are kept: the others' unset
+    if (!has_work[p]) return;
+    ProjectedRange& r = all[order[p]];
+    r.depth = static_cast<int32_t>(depth);
+    r.parent_rowid = parent >= 0 ? all[order[static_cast<size_t>(parent)]].nvtx_rowid : -1;
+  };
+  std::vector<uint32_t> open;  // positions
   bool stacked = true;
-  for (uint32_t index : t.order) {
-    ProjectedRange& r = all[index];
-    for (; !open.empty() && all[open.back()].end < r.end; open.pop_back())
-      if (all[open.back()].end >= r.start) stacked = false;  // overlaps r: may enclose a later range
-    if (!stacked) break;
-    r.depth = static_cast<int32_t>(open.size());
-    r.parent_rowid = open.empty() ? -1 : all[open.back()].nvtx_rowid;
-    open.push_back(index);
+  for (size_t p = 0; p < order.size() && stacked; ++p) {
+    for (; !open.empty() && t.end(open.back()) < t.end(p); open.pop_back())
+      if (t.end(open.back()) >= t.start(p)) stacked = false;  // overlaps p: may enclose a later range
+    set(p, open.size(), open.empty() ? -1 : static_cast<long>(open.back()));
+    open.push_back(static_cast<uint32_t>(p));
   }
   if (stacked) return;
-  t.build_tree(all);
+  t.build_tree();
   std::vector<int64_t> ends;
-  ends.reserve(t.order.size());
-  for (uint32_t i : t.order) ends.push_back(all[i].end);
+  ends.reserve(order.size());
+  for (size_t p = 0; p < order.size(); ++p) ends.push_back(t.end(p));
   std::sort(ends.begin(), ends.end());
   ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
   std::vector<int32_t> fenwick(ends.size() + 1, 0);  // count of seen ends by rank
   auto rank = [&](int64_t e) { return static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), e) - ends.begin()); };
-  for (size_t pos = 0; pos < t.order.size(); ++pos) {
-    ProjectedRange& r = all[t.order[pos]];
-    size_t below = 0;  // seen ranges ending before r
-    for (size_t i = rank(r.end); i > 0; i -= i & (~i + 1)) below += static_cast<size_t>(fenwick[i]);
-    r.depth = static_cast<int>(pos - below);
-    long parent = t.last_ending_after(pos, r.end);
-    r.parent_rowid = parent >= 0 ? all[t.order[static_cast<size_t>(parent)]].nvtx_rowid : -1;
-    for (size_t i = rank(r.end) + 1; i <= ends.size(); i += i & (~i + 1)) ++fenwick[i];
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    const int64_t end = t.end(pos);
+    size_t below = 0;  // seen ranges ending before this one
+    for (size_t i = rank(end); i > 0; i -= i & (~i + 1)) below += static_cast<size_t>(fenwick[i]);
+    set(pos, pos - below, t.last_ending_after(pos, end));
+    for (size_t i = rank(end) + 1; i <= ends.size(); i += i & (~i + 1)) ++fenwick[i];
   }
 }
 
@@ -360,17 +368,18 @@ struct JoinedWork {
 // range's start are in the tree, and those ending by its end are the ones it holds.
 template <class Count, class Time>
 void add_up_totals(ThreadJob& job, MappedArray<ProjectedRange>& all, const JoinedWork& work,
-                   const std::vector<StaircasePoint>& points, const std::vector<int64_t>& ends) {
+                   const std::vector<StaircasePoint>& points, const std::vector<int64_t>& ends,
+                   std::vector<char>& has_work) {
   using T = Totals<Count, Time>;
-  const std::vector<uint32_t>& order = job.ranges->order;
+  const ThreadRanges& ranges = *job.ranges;
+  const std::vector<uint32_t>& order = ranges.order;
   Fenwick<T> tree(ends.size());
   size_t next = 0;
   int64_t earliest_end = INT64_MAX;  // of the points in the tree: a range ending before it holds no call
   bool any = false;
   for (size_t p = order.size(); p-- > 0;) {
-    const uint32_t index = order[p];
-    ProjectedRange& r = all[index];
-    for (; next < points.size() && points[next].s >= r.start; ++next) {
+    const int64_t start = ranges.start(p), end = ranges.end(p);
+    for (; next < points.size() && points[next].s >= start; ++next) {
       const StaircasePoint& pt = points[next];
       if (pt.weight > 0) earliest_end = std::min(earliest_end, pt.e), any = true;
       const Group& g = work.groups[pt.group];
@@ -382,9 +391,12 @@ void add_up_totals(ThreadJob& job, MappedArray<ProjectedRange>& all, const Joine
       if (pt.weight > 0) t.gpu_start = g.gpu_start, t.gpu_end = g.gpu_end;  // a corner adds nothing new
       tree.add(static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), pt.e) - ends.begin()), t);
     }
-    if (!any || earliest_end > r.end) continue;
-    T t = tree.prefix(static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), r.end) - ends.begin()));
+    if (!any || earliest_end > end) continue;
+    T t = tree.prefix(static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), end) - ends.begin()));
     if (t.ops <= 0) continue;
+    has_work[p] = 1;
+    const uint32_t index = order[p];
+    ProjectedRange& r = all[index];
     r.gpu_ops = static_cast<uint32_t>(t.ops);
     r.kernels = static_cast<uint32_t>(t.kernels), r.memcpys = static_cast<uint32_t>(t.memcpys);
     r.memsets = static_cast<uint32_t>(t.memsets), r.graphs = static_cast<uint32_t>(t.graphs);
@@ -403,7 +415,7 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
   Call* const calls = job.calls;
   const size_t call_count = job.call_count;
   if (call_count == 0) return;  // no range of the thread has work: their nesting does not matter either
-  nest_thread(*job.ranges, all);
+  const ThreadRanges& ranges = *job.ranges;
   // 1. The staircase of each key's calls.
   std::sort(calls, calls + call_count, [](const Call& x, const Call& y) {
     if (x.group != y.group) return x.group < y.group;
@@ -452,10 +464,12 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
     const Group& g = work.groups[p.group];
     count_bound += 1 + g.kernels + g.memcpys + g.memsets + g.graphs;
   }
+  std::vector<char> has_work(order.size(), 0);  // by position
   if (time_bound <= static_cast<unsigned __int128>(INT64_MAX) && count_bound <= INT32_MAX)
-    add_up_totals<int32_t, int64_t>(job, all, work, points, ends);
+    add_up_totals<int32_t, int64_t>(job, all, work, points, ends, has_work);
   else
-    add_up_totals<int64_t, __int128>(job, all, work, points, ends);
+    add_up_totals<int64_t, __int128>(job, all, work, points, ends, has_work);
+  nest_thread(*job.ranges, all, has_work);
 
   // 3. Per device. A thread whose every key ran on one and the same device (the usual case) has the totals above.
   std::vector<int64_t> devices;
@@ -474,9 +488,7 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
       Fenwick<DeviceTotals> tree(ends.size());
       size_t next = 0;
       for (size_t p = order.size(); p-- > 0;) {
-        const uint32_t index = order[p];
-        const ProjectedRange& r = all[index];
-        for (; next < points.size() && points[next].s >= r.start; ++next) {
+        for (; next < points.size() && points[next].s >= ranges.start(p); ++next) {
           const StaircasePoint& pt = points[next];
           const Group& g = work.groups[pt.group];
           for (uint32_t d = g.first_device; d < g.first_device + g.device_count; ++d) {
@@ -488,9 +500,9 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
             tree.add(end_rank(pt.e), t);
           }
         }
-        if (r.gpu_ops == 0) continue;
-        DeviceTotals t = tree.prefix(ending_by(r.end));
-        if (t.ops > 0) job.devices.push_back({index, DeviceExtent{device, t.gpu_start, t.gpu_end, t.ops}});
+        if (!has_work[p]) continue;
+        DeviceTotals t = tree.prefix(ending_by(ranges.end(p)));
+        if (t.ops > 0) job.devices.push_back({order[p], DeviceExtent{device, t.gpu_start, t.gpu_end, t.ops}});
       }
     }
   }
@@ -508,8 +520,8 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
     uint32_t index;
   };
   std::vector<ByEnd> by_end;
-  for (uint32_t index : order)
-    if (all[index].gpu_ops > 0) by_end.push_back({all[index].end, all[index].start, index});
+  for (size_t p = 0; p < order.size(); ++p)
+    if (has_work[p]) by_end.push_back({ranges.end(p), ranges.start(p), order[p]});
   std::sort(by_end.begin(), by_end.end(), [](const ByEnd& x, const ByEnd& y) { return x.end < y.end; });
   // The lowest start rank any later range asks for: parts labelled below it can be forgotten.
   std::vector<uint32_t> lowest_ahead(by_end.size() + 1, UINT32_MAX);
