@@ -748,6 +748,13 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     }
     Statement s(db, op_sql(""));
     while (s.step()) every_op.push_back(read_op(s));
+    // Sorted while the ranges are still being read (they take longer): the calls by key (the filter below keeps
+    // their order), the operations by key, device and start (then joined in the order the groups need).
+    std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.key < y.key; });
+    std::sort(every_op.begin(), every_op.end(), [](const KeyedOp& x, const KeyedOp& y) {
+      if (x.key != y.key) return x.key < y.key;
+      return x.op.device != y.op.device ? x.op.device < y.op.device : x.op.start < y.op.start;
+    });
     ranges_job->wait();
   } else {
     read_ranges(db);
@@ -818,7 +825,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     }
     joining.finish(calls_read);
   }
-  std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.key < y.key; });
+  if (!alongside) std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.key < y.key; });
   std::vector<Key> keys;
   for (const Call& c : calls)
     if (keys.empty() || keys.back() != c.key) keys.push_back(c.key);
@@ -830,7 +837,14 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     work.ops[work.ops.size() - 1].group = static_cast<uint32_t>(it - keys.begin());
   };
   if (alongside) {
-    for (const KeyedOp& o : every_op) join_op(o);
+    size_t k = 0;  // both sorted by key: a merge
+    for (const KeyedOp& o : every_op) {
+      while (k < keys.size() && keys[k] < o.key) ++k;
+      if (k == keys.size()) break;
+      if (keys[k] != o.key) continue;
+      work.ops.push_back(o.op);
+      work.ops[work.ops.size() - 1].group = static_cast<uint32_t>(k);
+    }
     MappedArray<KeyedOp>().swap(every_op);
   } else if (!keys.empty()) {
     auto [lowest, highest] =
@@ -838,10 +852,12 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     Statement s(db, op_sql(window ? within("correlationId", lowest->corr, highest->corr) : ""));
     while (s.step()) join_op(read_op(s));
   }
-  std::sort(work.ops.begin(), work.ops.end(), [](const Op& x, const Op& y) {
+  auto by_group = [](const Op& x, const Op& y) {
     if (x.group != y.group) return x.group < y.group;
     return x.device != y.device ? x.device < y.device : x.start < y.start;
-  });
+  };
+  if (!std::is_sorted(work.ops.begin(), work.ops.end(), by_group))
+    std::sort(work.ops.begin(), work.ops.end(), by_group);
   work.groups.resize(keys.size());
   for (size_t i = 0; i < work.ops.size();) {
     Group& g = work.groups[work.ops[i].group];
