@@ -266,9 +266,15 @@ TEST_P(RealExportInPerfetto, PerfettoProtobufHoldsWhatTheJsonHolds) {
   // is in Perfetto's GPU compute model in the protobuf (gpu_slice: no category, its kind in the "description" arg).
   const std::string slices =
       "select ts, dur, name, category from slice where category != 'cpu_sample' order by ts, dur, name, category";
+  // The protobuf's times are wall-clock times (the default): the session start plus the JSON's.
+  const std::string start = db.integer("select count(*) from sqlite_schema where name = "
+                                       "'TARGET_INFO_SESSION_START_TIME'")
+                                ? std::to_string(db.integer("select coalesce(max(utcEpochNs), 0) from "
+                                                            "TARGET_INFO_SESSION_START_TIME"))
+                                : "0";
   const std::string proto_slices =
-      "select ts, dur, name, coalesce(category, extract_arg(arg_set_id, 'description')) as category from slice "
-      "where category is null or category != 'cpu_sample' order by ts, dur, name, category";
+      "select ts - " + start + " as ts, dur, name, coalesce(category, extract_arg(arg_set_id, 'description')) as "
+      "category from slice where category is null or category != 'cpu_sample' order by ts, dur, name, category";
   for (const std::string& where : filters) {
     if (db.integer("select count(*) from trace_events " + where) == 0) continue;
     std::string json = dir.file("t.json.gz"), proto = dir.file("t.pftrace");

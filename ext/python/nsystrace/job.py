@@ -6,11 +6,11 @@ processor and ui.perfetto.dev (v58 and later) read to merge them onto one timeli
     nsystrace.job.convert_job(["rank0.sqlite", ...], "job.tar")
 
 How the ranks line up (docs/job.md): every trace carries a clock snapshot relating its clock to REALTIME (the
-export's session start, TARGET_INFO_SESSION_START_TIME.utcEpochNs). The archive's traces are written with
-nsystrace_option('wall_clock', 1), so a machine's clock (its BOOTTIME) reads wall-clock time in every trace of that
-machine; the manifest names each file's machine after the export's host name (TARGET_INFO_SYSTEM_ENV `Hostname`:
-ranks of one host share a machine) and makes REALTIME the merged trace's clock. A report without a session start
-gets a machine of its own, placed at the job's time 0 (the earliest session start) by a clock entry of the manifest.
+export's session start, TARGET_INFO_SESSION_START_TIME.utcEpochNs), and its BOOTTIME reads wall-clock time, so the
+traces of one machine agree on it; the manifest names each file's machine after the export's host name
+(TARGET_INFO_SYSTEM_ENV `Hostname`: ranks of one host share a machine) and makes REALTIME the merged trace's clock.
+A report without a session start gets a machine of its own, placed at the job's time 0 (the earliest session start)
+by a clock entry of the manifest. The traces are the ones a single conversion writes, with its default options.
 """
 import io
 import json
@@ -64,7 +64,7 @@ def manifest(infos, members):
         stem = member[:-len(".pftrace")]
         entry = {"path": member}
         if info["session_start_utc_ns"] is not None:
-            # One machine per host: its clock reads wall-clock time in each of its traces (wall_clock), so they agree.
+            # One machine per host: its BOOTTIME reads wall-clock time in each of its traces, so they agree.
             entry["machine"] = {"name": info["host"] or stem}
         else:
             # No session start: its clock is its own (a machine of its own), its time 0 put at the job's.
@@ -83,7 +83,7 @@ def manifest(infos, members):
 def _shell_convert(path, out, where, threads):
     """The conversion through the sqlite3 shell, for a Python that cannot load extensions."""
     script = (f".load {nsystrace.loadable_path()}\n.output /dev/null\n"
-              f"select nsystrace_option('wall_clock', 1);\nselect nsystrace_option('progress', 0);\n"
+              f"select nsystrace_option('progress', 0);\n"
               f"select nsystrace_option('threads', {int(threads)});\n"
               f"select perfetto_trace_file('{out.replace(chr(39), chr(39) * 2)}') from trace_events {where};\n"
               f".output stdout\nselect nsystrace_last_trace_file();\n")
@@ -107,7 +107,6 @@ def convert_report(task):
             record = _shell_convert(path, out, where, threads)
         else:
             try:
-                conn.execute("select nsystrace_option('wall_clock', 1)")
                 conn.execute("select nsystrace_option('progress', 0)")
                 conn.execute("select nsystrace_option('threads', ?)", (int(threads),))
                 conn.execute(f"select perfetto_trace_file(?) from trace_events {where}", (out,)).fetchall()
