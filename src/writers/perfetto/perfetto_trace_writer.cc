@@ -259,8 +259,8 @@ PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out, GpuModel gpu_model,
                                          std::optional<int64_t> realtime_at_zero, int64_t time_at_zero)
     : out_(out),
       gpu_model_(gpu_model),
-      time_at_zero_(time_at_zero),
-      latest_ts_(kLatestViewerTs - std::max<int64_t>(time_at_zero, 0)) {
+      time_at_zero_(std::max<int64_t>(time_at_zero, 0)),  // a ClockSnapshot's timestamps are unsigned
+      latest_ts_(kLatestViewerTs - time_at_zero_) {
   // The clocks (docs/job.md, Clocks). The trace's time is the session clock (primary_trace_clock), reading
   // time_at_zero at time 0 (0: nsys's nanoseconds since the session start); packets give it as deltas on a
   // sequence-scoped incremental clock that starts at 0. REALTIME and BOOTTIME both read the session start at 0:
@@ -269,7 +269,7 @@ PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out, GpuModel gpu_model,
   // time in each of them, so such traces line up too. Without a session start, BOOTTIME reads 0 at time 0.
   const bool has_realtime = realtime_at_zero && *realtime_at_zero >= 0;  // a ClockSnapshot's timestamps are unsigned
   const std::pair<uint64_t, int64_t> readings[] = {
-      {Clock::kSession, time_at_zero},
+      {Clock::kSession, time_at_zero_},
       {Clock::kBoottime, has_realtime ? *realtime_at_zero : 0},
       {Clock::kRealtime, has_realtime ? *realtime_at_zero : -1},
       {Clock::kIncremental, 0}};
