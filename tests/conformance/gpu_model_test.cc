@@ -150,6 +150,81 @@ const char* kTraceUtilization =
     "join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and t.name = 'GPU utilization' "
     "order by r";
 
+bool has_table(testdb::Db& db, const std::string& table) {
+  return db.integer("select count(*) from sqlite_schema where type = 'table' and name = '" + table + "'") > 0;
+}
+bool has_column(testdb::Db& db, const std::string& table, const std::string& column) {
+  return db.integer("select count(*) from pragma_table_info('" + table + "') where name = '" + column + "'") > 0;
+}
+
+// The GPU counters other than utilization (nsys GPU metrics, CUDA memory in use) as "gpu,name,unit,ts,value" (value
+// with 4 decimals), sorted: from the trace's gpu_counter tracks, and from the export in plain SQL.
+const char* kTraceGpuCounters =
+    "select printf('%d,%s,%s,%d,%.4f', extract_arg(t.dimension_arg_set_id, 'gpu'), t.name, coalesce(t.unit, ''), "
+    "c.ts, c.value) as r from counter c join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and "
+    "t.name != 'GPU utilization' order by r";
+
+// A metric's unit as Perfetto shows it: the MeasureUnit the writer maps the bracketed unit of its name to.
+const char* kMetricUnitSql =
+    "case when metricName like '%\\%]' escape '\\' then '%' when metricName like '%[MHz]' then 'MHz' else '' end";
+
+std::vector<std::string> export_gpu_counters(testdb::Db& db) {
+  std::string sql;
+  // GPU metrics: on the GPU typeId's low byte names (NVIDIA's recipes' rule), named by TARGET_INFO_GPU_METRICS.
+  if (has_table(db, "GPU_METRICS") && has_table(db, "TARGET_INFO_GPU_METRICS"))
+    sql += std::string("select printf('%d,%s,%s,%d,%.4f', g.typeId & 255, coalesce(i.metricName, 'metric ' || "
+                       "g.metricId), coalesce(") + kMetricUnitSql + ", ''), g.timestamp, g.value) as r from GPU_METRICS g "
+           "left join (select distinct typeId, metricId, metricName from TARGET_INFO_GPU_METRICS) i using (typeId, "
+           "metricId) where g.timestamp is not null and g.value is not null";
+  // CUDA memory in use: per (device, memory kind), the running sum of allocations' bytes minus frees'.
+  if (has_table(db, "CUDA_GPU_MEMORY_USAGE_EVENTS")) {
+    std::string kind = has_table(db, "ENUM_CUDA_MEM_KIND")
+                           ? "coalesce((select label from ENUM_CUDA_MEM_KIND where id = memKind), 'kind ' || memKind)"
+                           : "'kind ' || memKind";
+    if (!sql.empty()) sql += " union all ";
+    sql += "select printf('%d,CUDA memory: %s,B,%d,%.4f', deviceId, " + kind + ", start, sum(case "
+           "memoryOperationType when 0 then bytes when 1 then -bytes else 0 end) over (partition by deviceId, memKind "
+           "order by start, rowid rows unbounded preceding)) as r from CUDA_GPU_MEMORY_USAGE_EVENTS";
+  }
+  std::vector<std::string> out;
+  if (sql.empty()) return out;
+  for (const auto& row : db.rows(sql)) out.push_back(row[0]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The kernels' kernel_name (the mangled name where the export has one, else the short name), demangled name and
+// arch ("sm_<major><minor>" of their device), as "name|demangled|arch", sorted, from gpu_slice and from the export.
+const char* kTraceKernelNames =
+    "select coalesce(extract_arg(arg_set_id, 'kernel_name'), 'null') || '|' || "
+    "coalesce(extract_arg(arg_set_id, 'kernel_demangled_name'), 'null') || '|' || "
+    "coalesce(extract_arg(arg_set_id, 'arch'), 'null') as r from gpu_slice where render_stage_category = 2 order by r";
+
+std::vector<std::string> export_kernel_names(testdb::Db& db) {
+  const std::string k = "CUPTI_ACTIVITY_KIND_KERNEL";
+  std::vector<std::string> out;
+  if (!has_table(db, k)) return out;
+  auto string_of = [](const std::string& id) {
+    return "(select coalesce((select value from StringIds where id = " + id + "), '[missing string ' || " + id +
+           " || ']'))";
+  };
+  std::string mangled = has_column(db, k, "mangledName") ? "k.mangledName" : "null";
+  std::string arch = "null";
+  if (has_table(db, "TARGET_INFO_GPU") && has_column(db, "TARGET_INFO_GPU", "computeMajor"))
+    arch = "(select 'sm_' || computeMajor || computeMinor from TARGET_INFO_GPU g where g." +
+           std::string(has_column(db, "TARGET_INFO_GPU", "id") ? "id" : "deviceId") + " = coalesce(k.deviceId, 0))";
+  else if (has_table(db, "TARGET_INFO_CUDA_GPU") && has_column(db, "TARGET_INFO_CUDA_GPU", "computeCapabilityMajor"))
+    arch = "(select 'sm_' || computeCapabilityMajor || computeCapabilityMinor from TARGET_INFO_CUDA_GPU g where "
+           "g.deviceId = coalesce(k.deviceId, 0))";
+  std::string sql = "select coalesce(case when " + mangled + " is not null then " + string_of(mangled) +
+                    " end, " + string_of("k.shortName") + ", " + string_of("k.demangledName") + ") || '|' || " +
+                    "coalesce(case when k.demangledName is not null then " + string_of("k.demangledName") +
+                    " end, 'null') || '|' || coalesce(" + arch + ", 'null') from " + k + " k where start is not null";
+  for (const auto& row : db.rows(sql)) out.push_back(row[0]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // Real exports as "real/<file>", our fixtures as "fixture/<name>" (a sample of each under the sanitizers: what this
 // checks is the trace, which the Release pass checks on every one).
 std::vector<std::string> profiles() {
@@ -207,8 +282,24 @@ TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
     EXPECT_EQ(tp_lines(tools, trace, kTraceUtilization), utilization) << param;
     samples = utilization.size();
   }
-  std::printf("%s: %zu GPU operations as gpu_slice, %lld flows, %zu utilization samples\n", param.c_str(), got.size(),
-              static_cast<long long>(stats.integer("flows")), samples);
+  // The other GPU counters (nsys GPU metrics, CUDA memory in use), with their GPU and unit; the kernels' names and
+  // architecture.
+  std::vector<std::string> counters = export_gpu_counters(db);
+  EXPECT_EQ(tp_lines(tools, trace, kTraceGpuCounters), counters) << param;
+  EXPECT_EQ(tp_lines(tools, trace, kTraceKernelNames), export_kernel_names(db)) << param;
+  if (param == "fixture/gpu_counters") {  // the totals known by construction (tests/fixtures/gpu_counters.sql)
+    std::vector<std::string> memory;
+    for (const std::string& c : counters)
+      if (c.find(",CUDA memory") != std::string::npos) memory.push_back(c);
+    EXPECT_EQ(memory, (std::vector<std::string>{
+                          "0,CUDA memory: Device,B,1000,1024.0000", "0,CUDA memory: Device,B,2000,5120.0000",
+                          "0,CUDA memory: Device,B,3000,4096.0000", "0,CUDA memory: Device,B,4000,4608.0000",
+                          "0,CUDA memory: Device,B,5000,512.0000", "0,CUDA memory: Pinned,B,1500,256.0000",
+                          "1,CUDA memory: Device,B,2500,8589934592.0000", "1,CUDA memory: Device,B,6000,0.0000"}));
+    EXPECT_EQ(counters.size(), 13u);  // and the 5 GPU metric samples
+  }
+  std::printf("%s: %zu GPU operations as gpu_slice, %lld flows, %zu utilization samples, %zu other counter samples\n",
+              param.c_str(), got.size(), static_cast<long long>(stats.integer("flows")), samples, counters.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Exports, GpuModel, ::testing::ValuesIn(profiles()), test_name);
