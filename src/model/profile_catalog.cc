@@ -97,8 +97,12 @@ void ProfileCatalog::load_gpus(sqlite3* db) {
       if (!s.is_null(0)) gpus_[s.int64(0)] = std::string(s.text(1));
     // The compute capability: TARGET_INFO_GPU's computeMajor/Minor (2022.4+), TARGET_INFO_CUDA_GPU's
     // computeCapabilityMajor/Minor (up to 2021), by the same device id as the name.
-    const char* major = t->has("computeMajor") ? "computeMajor" : t->has("computeCapabilityMajor") ? "computeCapabilityMajor" : nullptr;
-    const char* minor = t->has("computeMinor") ? "computeMinor" : t->has("computeCapabilityMinor") ? "computeCapabilityMinor" : nullptr;
+    const char* major = t->has("computeMajor")             ? "computeMajor"
+                        : t->has("computeCapabilityMajor") ? "computeCapabilityMajor"
+                                                           : nullptr;
+    const char* minor = t->has("computeMinor")             ? "computeMinor"
+                        : t->has("computeCapabilityMinor") ? "computeCapabilityMinor"
+                                                           : nullptr;
     if (major == nullptr || minor == nullptr) continue;
     Statement cc(db, std::string("SELECT ") + quote_identifier(key) + ", " + quote_identifier(major) + ", " +
                          quote_identifier(minor) + " FROM " + schema_.qualified(table));

@@ -31,8 +31,14 @@ class ChromeRows final : public RowWriter {
       // A counter sample's args are its series: only its value (the row's other args stay in trace_events).
       struct ValueOnly final : IgnoringArgs {
         explicit ValueOnly(ArgsSink& to) : to_(to) {}
-        ArgsSink& integer(std::string_view k, int64_t v) override { return k == "value" ? (to_.integer(k, v), *this) : *this; }
-        ArgsSink& real(std::string_view k, double v) override { return k == "value" ? (to_.real(k, v), *this) : *this; }
+        ArgsSink& integer(std::string_view k, int64_t v) override {
+          if (k == "value") to_.integer(k, v);
+          return *this;
+        }
+        ArgsSink& real(std::string_view k, double v) override {
+          if (k == "value") to_.real(k, v);
+          return *this;
+        }
         ArgsSink& to_;
       } value(json);
       args.write(value);

@@ -171,11 +171,15 @@ const char* kMetricUnitSql =
 std::vector<std::string> export_gpu_counters(testdb::Db& db) {
   std::string sql;
   // GPU metrics: on the GPU typeId's low byte names (NVIDIA's recipes' rule), named by TARGET_INFO_GPU_METRICS.
-  if (has_table(db, "GPU_METRICS") && has_table(db, "TARGET_INFO_GPU_METRICS"))
+  if (has_table(db, "GPU_METRICS")) {
+    std::string names = has_table(db, "TARGET_INFO_GPU_METRICS")
+                            ? "(select distinct typeId, metricId, metricName from TARGET_INFO_GPU_METRICS)"
+                            : "(select null as typeId, null as metricId, null as metricName)";
     sql += std::string("select printf('%d,%s,%s,%d,%.4f', g.typeId & 255, coalesce(i.metricName, 'metric ' || "
-                       "g.metricId), coalesce(") + kMetricUnitSql + ", ''), g.timestamp, g.value) as r from GPU_METRICS g "
-           "left join (select distinct typeId, metricId, metricName from TARGET_INFO_GPU_METRICS) i using (typeId, "
-           "metricId) where g.timestamp is not null and g.value is not null";
+                       "g.metricId), coalesce(") +
+           kMetricUnitSql + ", ''), g.timestamp, g.value) as r from GPU_METRICS g left join " + names +
+           " i using (typeId, metricId) where g.timestamp is not null and g.value is not null";
+  }
   // CUDA memory in use: per (device, memory kind), the running sum of allocations' bytes minus frees'.
   if (has_table(db, "CUDA_GPU_MEMORY_USAGE_EVENTS")) {
     std::string kind = has_table(db, "ENUM_CUDA_MEM_KIND")
@@ -195,10 +199,12 @@ std::vector<std::string> export_gpu_counters(testdb::Db& db) {
 
 // The kernels' kernel_name (the mangled name where the export has one, else the short name), demangled name and
 // arch ("sm_<major><minor>" of their device), as "name|demangled|arch", sorted, from gpu_slice and from the export.
+// (A line break in a name reads "<LF>": the trace processor's answer is read line by line.)
 const char* kTraceKernelNames =
-    "select coalesce(extract_arg(arg_set_id, 'kernel_name'), 'null') || '|' || "
+    "select replace(coalesce(extract_arg(arg_set_id, 'kernel_name'), 'null') || '|' || "
     "coalesce(extract_arg(arg_set_id, 'kernel_demangled_name'), 'null') || '|' || "
-    "coalesce(extract_arg(arg_set_id, 'arch'), 'null') as r from gpu_slice where render_stage_category = 2 order by r";
+    "coalesce(extract_arg(arg_set_id, 'arch'), 'null'), char(10), '<LF>') as r from gpu_slice where "
+    "render_stage_category = 2 order by r";
 
 std::vector<std::string> export_kernel_names(testdb::Db& db) {
   const std::string k = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -208,18 +214,21 @@ std::vector<std::string> export_kernel_names(testdb::Db& db) {
     return "(select coalesce((select value from StringIds where id = " + id + "), '[missing string ' || " + id +
            " || ']'))";
   };
-  std::string mangled = has_column(db, k, "mangledName") ? "k.mangledName" : "null";
+  auto col = [&](const char* c) { return has_column(db, k, c) ? "k." + std::string(c) : std::string("null"); };
+  std::string mangled = col("mangledName"), short_name = col("shortName"), demangled = col("demangledName");
   std::string arch = "null";
   if (has_table(db, "TARGET_INFO_GPU") && has_column(db, "TARGET_INFO_GPU", "computeMajor"))
     arch = "(select 'sm_' || computeMajor || computeMinor from TARGET_INFO_GPU g where g." +
-           std::string(has_column(db, "TARGET_INFO_GPU", "id") ? "id" : "deviceId") + " = coalesce(k.deviceId, 0))";
+           std::string(has_column(db, "TARGET_INFO_GPU", "id") ? "id" : "deviceId") + " = coalesce(" +
+           col("deviceId") + ", 0))";
   else if (has_table(db, "TARGET_INFO_CUDA_GPU") && has_column(db, "TARGET_INFO_CUDA_GPU", "computeCapabilityMajor"))
     arch = "(select 'sm_' || computeCapabilityMajor || computeCapabilityMinor from TARGET_INFO_CUDA_GPU g where "
-           "g.deviceId = coalesce(k.deviceId, 0))";
-  std::string sql = "select coalesce(case when " + mangled + " is not null then " + string_of(mangled) +
-                    " end, " + string_of("k.shortName") + ", " + string_of("k.demangledName") + ") || '|' || " +
-                    "coalesce(case when k.demangledName is not null then " + string_of("k.demangledName") +
-                    " end, 'null') || '|' || coalesce(" + arch + ", 'null') from " + k + " k where start is not null";
+           "g.deviceId = coalesce(" + col("deviceId") + ", 0))";
+  std::string sql = "select replace(coalesce(case when " + mangled + " is not null then " + string_of(mangled) +
+                    " end, " + string_of(short_name) + ", " + string_of(demangled) + ") || '|' || " +
+                    "coalesce(case when " + demangled + " is not null then " + string_of(demangled) +
+                    " end, 'null') || '|' || coalesce(" + arch + ", 'null'), char(10), '<LF>') from " + k +
+                    " k where start is not null";
   for (const auto& row : db.rows(sql)) out.push_back(row[0]);
   std::sort(out.begin(), out.end());
   return out;
@@ -304,6 +313,57 @@ TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
 
 INSTANTIATE_TEST_SUITE_P(Exports, GpuModel, ::testing::ValuesIn(profiles()), test_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuModel);
+
+// Several reports in one trace (ATTACHed exports, `schema in (...)`): each report's GPUs are GPUs of their own
+// (Perfetto gpu id = report * 2^23 + device), and every GPU operation and counter sample of each is there, on its
+// report's GPU. main and rank1: the same generated work on GPUs 0 and 1 (the same pids, correlation ids and GPU
+// numbers); rank2: the GPU counters fixture.
+TEST(GpuModelReports, EachReportsGpusAreApartAndEveryOperationIsThere) {
+  std::string tools = perfetto_tools();
+  if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: the GPU model check NOT run";
+  testdb::TempDir dir("nsystrace_gpu_reports");
+  const char* fixtures[] = {"concurrent_gpu_work", "concurrent_gpu_work", "gpu_counters"};
+  for (int r = 0; r < 3; ++r) {
+    testdb::Db make(dir.file("rank" + std::to_string(r) + ".sqlite"), false, true);
+    make.exec_file(testdb::source_dir() + "/tests/fixtures/" + fixtures[r] + ".sql");
+  }
+  testdb::Db db(dir.file("rank0.sqlite"), /*load_shared_object=*/true);
+  db.exec("attach 'file:" + dir.file("rank1.sqlite") + "?mode=ro' as rank1");
+  db.exec("attach 'file:" + dir.file("rank2.sqlite") + "?mode=ro' as rank2");
+  std::string trace = dir.file("t.pftrace");
+  db.integer("select perfetto_trace_file('" + trace +
+             "') from trace_events where schema in ('main', 'rank1', 'rank2')");
+  testjson::Value stats = testjson::parse(run(tools + "/import-stats " + trace));
+  EXPECT_EQ(stats.get("stats")->items.size(), 0u) << run(tools + "/import-stats " + trace);
+  // Every kernel of every report, as "gpu id,ts,dur", from the trace and from each export (none has a session start:
+  // the reports share one clock with no offset).
+  std::vector<std::string> expected;
+  for (int r = 0; r < 2; ++r) {
+    testdb::Db one(dir.file("rank" + std::to_string(r) + ".sqlite"));
+    for (const auto& row : one.rows("select (" + std::to_string(r << 23) + " + deviceId) || ',' || start || ',' || "
+                                    "(\"end\" - start) from CUPTI_ACTIVITY_KIND_KERNEL"))
+      expected.push_back(row[0]);
+  }
+  std::sort(expected.begin(), expected.end());
+  std::vector<std::string> got = tp_lines(
+      tools, trace,
+      "select extract_arg(t.dimension_arg_set_id, 'gpu') || ',' || s.ts || ',' || s.dur as r from gpu_slice s join "
+      "gpu_track t on t.id = s.track_id order by r");
+  EXPECT_EQ(got.size(), 4000u);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(tp_lines(tools, trace,
+                     "select distinct cast(extract_arg(t.dimension_arg_set_id, 'gpu') as text) as g from gpu_slice s "
+                     "join gpu_track t on t.id = s.track_id order by g"),
+            (std::vector<std::string>{"0", "1", "8388608", "8388609"}));
+  // rank2's counters are on its own GPUs 2 * 2^23 and 2 * 2^23 + 1, as the single report has them on 0 and 1.
+  testdb::Db rank2(dir.file("rank2.sqlite"), /*load_shared_object=*/true);
+  std::vector<std::string> counters;
+  for (const std::string& c : export_gpu_counters(rank2))  // "device,..." -> "2 * 2^23 + device,..."
+    counters.push_back(std::to_string((2 << 23) + std::stoll(c.substr(0, c.find(',')))) + c.substr(c.find(',')));
+  std::sort(counters.begin(), counters.end());
+  EXPECT_EQ(tp_lines(tools, trace, kTraceGpuCounters), counters);
+  EXPECT_EQ(counters.size(), 13u);
+}
 
 // The option: 'slices' writes GPU work as TrackEvent slices (no gpu_slice); anything else is refused.
 TEST(GpuModelOption, SlicesWritesNoGpuSliceAndBadValuesAreRefused) {

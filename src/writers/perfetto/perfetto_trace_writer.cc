@@ -348,8 +348,14 @@ void PerfettoTraceWriter::add_gpu_counter(const TraceRow& row, int64_t ts, const
     bool has = false, is_int = false;
     int64_t i = 0;
     double d = 0;
-    ArgsSink& integer(std::string_view k, int64_t v) override { return k == "value" ? (has = is_int = true, i = v, *this) : *this; }
-    ArgsSink& real(std::string_view k, double v) override { return k == "value" ? (has = true, d = v, *this) : *this; }
+    ArgsSink& integer(std::string_view k, int64_t v) override {
+      if (k == "value") has = is_int = true, i = v;
+      return *this;
+    }
+    ArgsSink& real(std::string_view k, double v) override {
+      if (k == "value") has = true, d = v;
+      return *this;
+    }
   } value;
   args.write(value);
   if (!value.has) return;  // a sample without a value (the JSON writes none either)
