@@ -66,8 +66,8 @@ class ChromeRows final : public RowWriter {
 
 class PerfettoRows final : public RowWriter {
  public:
-  PerfettoRows(OutputBuffer& out, GpuModel gpu_model, std::optional<int64_t> realtime_at_zero, int64_t boottime_at_zero)
-      : RowWriter(out), w_(out, gpu_model, realtime_at_zero, boottime_at_zero) {}
+  PerfettoRows(OutputBuffer& out, GpuModel gpu_model, std::optional<int64_t> realtime_at_zero, int64_t time_at_zero)
+      : RowWriter(out), w_(out, gpu_model, realtime_at_zero, time_at_zero) {}
   void add(const TraceRow& r, const RowArgs& args) override {
     w_.add(r, [&](ArgsSink& sink) { args.write(sink); });
   }
@@ -85,9 +85,9 @@ class PerfettoRows final : public RowWriter {
 }  // namespace
 
 std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out, GpuModel gpu_model,
-                                           std::optional<int64_t> realtime_at_zero, int64_t boottime_at_zero) {
+                                           std::optional<int64_t> realtime_at_zero, int64_t time_at_zero) {
   if (format == TraceFormat::perfetto_protobuf)
-    return std::make_unique<PerfettoRows>(out, gpu_model, realtime_at_zero, boottime_at_zero);
+    return std::make_unique<PerfettoRows>(out, gpu_model, realtime_at_zero, time_at_zero);
   return std::make_unique<ChromeRows>(out);
 }
 

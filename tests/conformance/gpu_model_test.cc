@@ -60,8 +60,20 @@ std::vector<std::string> tp_lines(const std::string& tools, const std::string& t
 // gpu_slice (the recorded times where the slice was drawn elsewhere), and from the export's tables in plain SQL. An
 // end before the start, or none, is drawn with duration 0, the recorded end in the "invalid_end" arg (as in
 // trace_events; a NULL one is no arg).
+// The trace's times are wall-clock times (the default): the session start plus the export's (`start`), given
+// here to the queries on the trace as {S}.
+std::string with_session_start(std::string sql, int64_t start) {
+  for (size_t at; (at = sql.find("{S}")) != std::string::npos;) sql.replace(at, 3, std::to_string(start));
+  return sql;
+}
+
+int64_t session_start_of(testdb::Db& db) {
+  if (db.integer("select count(*) from sqlite_schema where name = 'TARGET_INFO_SESSION_START_TIME'") == 0) return 0;
+  return db.integer("select coalesce(max(utcEpochNs), 0) from TARGET_INFO_SESSION_START_TIME");
+}
+
 const char* kTraceGpuWork =
-    "select coalesce(extract_arg(arg_set_id, 'recorded_ts_ns'), ts) || ',' || "
+    "select coalesce(extract_arg(arg_set_id, 'recorded_ts_ns'), ts - {S}) || ',' || "
     "coalesce(extract_arg(arg_set_id, 'recorded_dur_ns'), dur) || ',' || "
     "coalesce(extract_arg(arg_set_id, 'invalid_end'), 'null') || ',' || "
     "coalesce(extract_arg(arg_set_id, 'device'), 'null') || ',' || coalesce(extract_arg(arg_set_id, 'stream'), 'null') "
@@ -146,7 +158,7 @@ std::vector<std::string> export_utilization(testdb::Db& db) {
 }
 
 const char* kTraceUtilization =
-    "select printf('%d,%d,%.4f', extract_arg(t.dimension_arg_set_id, 'gpu'), c.ts, c.value) as r from counter c "
+    "select printf('%d,%d,%.4f', extract_arg(t.dimension_arg_set_id, 'gpu'), c.ts - {S}, c.value) as r from counter c "
     "join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and t.name = 'GPU utilization' "
     "order by r";
 
@@ -161,7 +173,7 @@ bool has_column(testdb::Db& db, const std::string& table, const std::string& col
 // with 4 decimals), sorted: from the trace's gpu_counter tracks, and from the export in plain SQL.
 const char* kTraceGpuCounters =
     "select printf('%d,%s,%s,%d,%.4f', extract_arg(t.dimension_arg_set_id, 'gpu'), t.name, coalesce(t.unit, ''), "
-    "c.ts, c.value) as r from counter c join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and "
+    "c.ts - {S}, c.value) as r from counter c join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and "
     "t.name != 'GPU utilization' order by r";
 
 // A metric's unit as Perfetto shows it: the MeasureUnit the writer maps the bracketed unit of its name to.
@@ -274,7 +286,8 @@ TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
   db.integer("select perfetto_trace_file('" + trace + "') from trace_events");
 
   std::vector<std::string> expected = export_gpu_work(db);
-  std::vector<std::string> got = tp_lines(tools, trace, kTraceGpuWork);
+  const int64_t start = session_start_of(db);
+  std::vector<std::string> got = tp_lines(tools, trace, with_session_start(kTraceGpuWork, start));
   EXPECT_EQ(got.size(), expected.size()) << param << ": gpu_slice rows vs the export's kernels + memcpys + memsets";
   EXPECT_EQ(got, expected) << param;
   // The importer's own view: no error or data loss; the arrows from the calls that launched GPU work, as many as the
@@ -288,16 +301,16 @@ TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
   size_t samples = 0;
   if (param.rfind("real/", 0) == 0) {
     std::vector<std::string> utilization = export_utilization(db);
-    EXPECT_EQ(tp_lines(tools, trace, kTraceUtilization), utilization) << param;
+    EXPECT_EQ(tp_lines(tools, trace, with_session_start(kTraceUtilization, start)), utilization) << param;
     samples = utilization.size();
   }
   // The other GPU counters (nsys GPU metrics, CUDA memory in use), with their GPU and unit; the kernels' names and
   // architecture.
   // (One query for both: a trace processor run per query is most of this test's time.)
   std::vector<std::string> counters = export_gpu_counters(db), trace_counters, trace_kernels;
-  for (const std::string& line : tp_lines(tools, trace,
-                                          std::string("select 'c' || r from (") + kTraceGpuCounters +
-                                              ") union all select 'k' || r from (" + kTraceKernelNames + ")"))
+  const std::string counters_and_kernels = std::string("select 'c' || r from (") + kTraceGpuCounters +
+                                           ") union all select 'k' || r from (" + kTraceKernelNames + ")";
+  for (const std::string& line : tp_lines(tools, trace, with_session_start(counters_and_kernels, start)))
     (line[0] == 'c' ? trace_counters : trace_kernels).push_back(line.substr(1));
   std::sort(trace_counters.begin(), trace_counters.end());
   std::sort(trace_kernels.begin(), trace_kernels.end());
@@ -354,8 +367,9 @@ TEST(GpuModelReports, EachReportsGpusAreApartAndEveryOperationIsThere) {
   std::sort(expected.begin(), expected.end());
   std::vector<std::string> got = tp_lines(
       tools, trace,
-      "select extract_arg(t.dimension_arg_set_id, 'gpu') || ',' || s.ts || ',' || s.dur as r from gpu_slice s join "
-      "gpu_track t on t.id = s.track_id order by r");
+      with_session_start("select extract_arg(t.dimension_arg_set_id, 'gpu') || ',' || (s.ts - {S}) || ',' || s.dur "
+                         "as r from gpu_slice s join gpu_track t on t.id = s.track_id order by r",
+                         session_start_of(db)));
   EXPECT_EQ(got.size(), 4000u);
   EXPECT_EQ(got, expected);
   EXPECT_EQ(tp_lines(tools, trace,
@@ -368,7 +382,7 @@ TEST(GpuModelReports, EachReportsGpusAreApartAndEveryOperationIsThere) {
   for (const std::string& c : export_gpu_counters(rank2))  // "device,..." -> "2 * 2^23 + device,..."
     counters.push_back(std::to_string((2 << 23) + std::stoll(c.substr(0, c.find(',')))) + c.substr(c.find(',')));
   std::sort(counters.begin(), counters.end());
-  EXPECT_EQ(tp_lines(tools, trace, kTraceGpuCounters), counters);
+  EXPECT_EQ(tp_lines(tools, trace, with_session_start(kTraceGpuCounters, session_start_of(db))), counters);
   EXPECT_EQ(counters.size(), 13u);
 }
 

@@ -90,6 +90,9 @@ namespace ThreadDesc { constexpr uint32_t pid = 1, tid = 2, thread_name = 5; }
 namespace Clock {
 constexpr uint32_t clocks = 1, primary_trace_clock = 2, clock_id = 1, timestamp = 2, is_incremental = 3;
 constexpr uint64_t kRealtime = 1, kBoottime = 6, kIncremental = 64;  // 64: the first sequence-scoped clock id
+// The trace's own clock (its time, as trace_events.ts): a global custom clock id (128 and up are not
+// sequence-scoped). Not BOOTTIME, which Perfetto shares between the traces of one machine (docs/job.md, Clocks).
+constexpr uint64_t kSession = 128;
 }  // namespace Clock
 namespace Defaults { constexpr uint32_t timestamp_clock_id = 58; }
 namespace Metadata { constexpr uint32_t metadata = 2, name = 1, json_value = 5; }
@@ -261,28 +264,35 @@ class PerfettoTraceWriter::ComputeArgs final : public ArgsSink {
 };
 
 PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out, GpuModel gpu_model,
-                                         std::optional<int64_t> realtime_at_zero, int64_t boottime_at_zero)
-    : out_(out), gpu_model_(gpu_model), boottime_at_zero_(boottime_at_zero) {
-  // The clocks: the trace's timestamps are nsys's nanoseconds, on BOOTTIME (Perfetto's default trace clock) from
-  // boottime_at_zero; packets give them as deltas on a sequence-scoped incremental clock that starts at 0. REALTIME
-  // at 0 (the session start) places the trace in wall-clock time: how Perfetto lines up the traces of a job.
+                                         std::optional<int64_t> realtime_at_zero, int64_t time_at_zero)
+    : out_(out),
+      gpu_model_(gpu_model),
+      time_at_zero_(std::max<int64_t>(time_at_zero, 0)),  // a ClockSnapshot's timestamps are unsigned
+      latest_ts_(kLatestViewerTs - time_at_zero_) {
+  // The clocks (docs/job.md, Clocks). The trace's time is the session clock (primary_trace_clock), reading
+  // time_at_zero at time 0 (0: nsys's nanoseconds since the session start); packets give it as deltas on a
+  // sequence-scoped incremental clock that starts at 0. REALTIME and BOOTTIME both read the session start at 0:
+  // REALTIME places the trace in wall-clock time (a manifest's REALTIME rendezvous), and BOOTTIME, which Perfetto
+  // assumes equal in all the traces of one machine (every trace of a hand-packed archive), then reads wall-clock
+  // time in each of them, so such traces line up too. Without a session start, BOOTTIME reads 0 at time 0.
+  const bool has_realtime = realtime_at_zero && *realtime_at_zero >= 0;  // a ClockSnapshot's timestamps are unsigned
+  const std::pair<uint64_t, int64_t> readings[] = {
+      {Clock::kSession, time_at_zero_},
+      {Clock::kBoottime, has_realtime ? *realtime_at_zero : 0},
+      {Clock::kRealtime, has_realtime ? *realtime_at_zero : -1},
+      {Clock::kIncremental, 0}};
   packet_.begin(Trace::packet);
   packet_.varint_field(Packet::trusted_packet_sequence_id, kSequence);
   packet_.begin(Packet::clock_snapshot);
-  for (uint64_t id : {Clock::kBoottime, Clock::kIncremental}) {
+  for (auto [id, at_zero] : readings) {
+    if (at_zero < 0) continue;  // REALTIME without a session start
     packet_.begin(Clock::clocks);
     packet_.varint_field(Clock::clock_id, id);
-    packet_.varint_field(Clock::timestamp, id == Clock::kBoottime ? static_cast<uint64_t>(boottime_at_zero) : 0);
+    packet_.varint_field(Clock::timestamp, static_cast<uint64_t>(at_zero));
     if (id == Clock::kIncremental) packet_.bool_field(Clock::is_incremental, true);
     packet_.end();
   }
-  if (realtime_at_zero && *realtime_at_zero >= 0) {  // a ClockSnapshot's timestamps are unsigned
-    packet_.begin(Clock::clocks);
-    packet_.varint_field(Clock::clock_id, Clock::kRealtime);
-    packet_.varint_field(Clock::timestamp, static_cast<uint64_t>(*realtime_at_zero));
-    packet_.end();
-  }
-  packet_.varint_field(Clock::primary_trace_clock, Clock::kBoottime);
+  packet_.varint_field(Clock::primary_trace_clock, Clock::kSession);
   packet_.end();
   packet_.end();
   // The sequence's state: cleared here, then every packet's timestamp is on the incremental clock.
@@ -330,9 +340,9 @@ void PerfettoTraceWriter::maybe_flush() {
 
 void PerfettoTraceWriter::begin_counter_packet(int64_t ts) {
   packet_.begin(Trace::packet);
-  int64_t at;  // on BOOTTIME, which reads boottime_at_zero_ at the trace's time 0
-  if (__builtin_add_overflow(ts, boottime_at_zero_, &at)) at = INT64_MAX;
-  packet_.varint_field(Packet::timestamp, static_cast<uint64_t>(at));
+  // On the session clock, which reads time_at_zero_ at the trace's time 0; a utilization sample after the last busy
+  // millisecond can fall past the window (latest_ts_), and is drawn at its end.
+  packet_.varint_field(Packet::timestamp, static_cast<uint64_t>(std::min(ts, latest_ts_) + time_at_zero_));
   packet_.varint_field(Packet::trusted_packet_sequence_id, kCounterSequence);
   if (!counter_sequence_started_) {
     counter_sequence_started_ = true;
@@ -403,9 +413,9 @@ void PerfettoTraceWriter::add_gpu_counter(const TraceRow& row, int64_t ts, const
   maybe_flush();
 }
 
-// GPU utilization samples: GpuCounterEvents on sequence kCounterSequence, at absolute BOOTTIME timestamps (the
-// trace's clock, from boottime_at_zero_; no incremental clock there), each GPU's counter described in the packet of
-// its first sample.
+// GPU utilization samples: GpuCounterEvents on sequence kCounterSequence, at absolute timestamps on the session clock
+// (the trace's default clock, from time_at_zero_; no incremental clock there), each GPU's counter described in the
+// packet of its first sample.
 void PerfettoTraceWriter::write_utilization() {
   for (const GpuUtilization::Sample& u : utilization_samples_) {
     const GpuUtilization::GpuKey& gpu = utilization_.gpus()[u.gpu];
@@ -624,7 +634,7 @@ void PerfettoTraceWriter::end_slices_until(int64_t ts) {
 void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   ++events_;
   ++by_kind_[static_cast<int>(row.kind)];
-  ViewerTime drawn = viewer_time(row.ts, row.has_dur, row.dur);
+  ViewerTime drawn = viewer_time(row.ts, row.has_dur, row.dur, latest_ts_);
   const int64_t ts = drawn.ts, dur = drawn.dur;
   const bool clamped = drawn.moved();
   clamped_ += drawn.before_zero;
@@ -701,7 +711,7 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   packet_.end();
   end_packet();
   if (row.has_dur) {
-    int64_t end;  // within [0, kLatestViewerTs] (viewer_time), unless a row breaks that promise
+    int64_t end;  // within [0, latest_ts_] (viewer_time), unless a row breaks that promise
     if (__builtin_add_overflow(ts, dur, &end) || dur < 0)
       throw Error(fmt::format("nsystrace: perfetto trace: '{}' at {} ns has a duration of {} ns, which no trace can "
                               "hold", row.name, row.ts, row.dur));

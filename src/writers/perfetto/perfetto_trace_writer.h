@@ -51,10 +51,10 @@ class PerfettoTraceWriter {
  public:
   // gpu_model: how GPU work is written. realtime_at_zero: the REALTIME (UTC ns) of the trace's time 0, the earliest
   // session start of the reports it holds; without it (no session start) the trace relates its clock to no
-  // wall-clock time. boottime_at_zero: the trace clock's (BOOTTIME's) reading at time 0: 0, or REALTIME's, for
-  // traces that share a machine in an archive (one machine has one BOOTTIME, so their clocks must agree).
+  // wall-clock time. time_at_zero: the trace's clock's reading at time 0: 0 (its times are the session's), or
+  // REALTIME's (nsystrace_option('wall_clock', 1): its times are wall-clock times).
   explicit PerfettoTraceWriter(OutputBuffer& out, GpuModel gpu_model = GpuModel::typed,
-                               std::optional<int64_t> realtime_at_zero = std::nullopt, int64_t boottime_at_zero = 0);
+                               std::optional<int64_t> realtime_at_zero = std::nullopt, int64_t time_at_zero = 0);
   // A row and its args (written on demand into the sink given).
   template <class WriteArgs>
   void add(const TraceRow& row, WriteArgs&& write_args) {
@@ -104,7 +104,7 @@ class PerfettoTraceWriter {
   void end_packet();  // appends the packet, with any interned data it introduced, to the output
   void maybe_flush();  // hands the written packets to the output when they are many
   void write_utilization();  // the samples in utilization_samples_, on the counters' sequence
-  void begin_counter_packet(int64_t ts);  // a packet on the counters' sequence at ts (absolute)
+  void begin_counter_packet(int64_t ts);  // a packet on the counters' sequence at the trace's time ts
   void add_gpu_counter(const TraceRow& row, int64_t ts, const ArgsSource& args);  // a counter kind's row
   uint64_t process_uuid(const Track& track);
   uint64_t track_uuid(const Track& track, uint32_t lane);
@@ -118,7 +118,8 @@ class PerfettoTraceWriter {
 
   OutputBuffer& out_;
   const GpuModel gpu_model_;
-  int64_t boottime_at_zero_ = 0;  // what sequences with absolute timestamps (the counters') add to a row's ts
+  int64_t time_at_zero_ = 0;  // what sequences with absolute timestamps (the counters') add to a row's ts
+  int64_t latest_ts_;         // the viewer's window ends here on the trace's time (viewer_time.h)
   ProtoWriter packet_;
   ProtoWriter interned_;  // InternedData entries new in the current packet
   int64_t last_ts_ = 0;   // the incremental clock
