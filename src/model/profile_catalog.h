@@ -66,6 +66,8 @@ class ProfileCatalog {
   const std::string* process_name(int64_t process_key) const;
   const std::string* thread_name(int64_t global_tid) const;
   const std::string* gpu_name(int64_t device_id) const;
+  // The device's compute capability as an architecture name ("sm_90" for 9.0), where the export records it.
+  const std::string* gpu_arch(int64_t device_id) const { return find(gpu_archs_, device_id); }
   // nsys numbers NVTX domains, and categories within them, per process: `global_id` is the globalTid of the event
   // (or a globalPid), the domain is looked up in its process.
   const std::string* nvtx_domain(int64_t global_id, int64_t domain_id) const;
@@ -137,6 +139,7 @@ class ProfileCatalog {
   std::unordered_map<int64_t, std::string> processes_;  // process_key -> name
   std::unordered_map<int64_t, std::string> threads_;    // globalTid -> name
   std::map<int64_t, std::string> gpus_;                 // deviceId -> "NVIDIA H100 80GB HBM3"
+  std::map<int64_t, std::string> gpu_archs_;            // deviceId -> "sm_90"
   std::map<std::pair<int64_t, int64_t>, std::string> nvtx_domains_;  // (globalPid, domainId) -> name
   struct CategoryKey {
     int64_t global_pid, domain, category;

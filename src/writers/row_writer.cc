@@ -27,7 +27,24 @@ class ChromeRows final : public RowWriter {
     ev.thread_name = &thread_name;
     args_.clear();
     JsonArgs json(args_);
-    args.write(json);
+    if (kind_spec(r.kind).extent == Extent::counter) {
+      // A counter sample's args are its series: only its value (the row's other args stay in trace_events).
+      struct ValueOnly final : IgnoringArgs {
+        explicit ValueOnly(ArgsSink& to) : to_(to) {}
+        ArgsSink& integer(std::string_view k, int64_t v) override {
+          if (k == "value") to_.integer(k, v);
+          return *this;
+        }
+        ArgsSink& real(std::string_view k, double v) override {
+          if (k == "value") to_.real(k, v);
+          return *this;
+        }
+        ArgsSink& to_;
+      } value(json);
+      args.write(value);
+    } else {
+      args.write(json);
+    }
     json.close();
     ev.args = args_;
     ev.flow = FlowEnds{r.has_correlation, r.correlation_id, r.has_global_tid, r.global_tid, r.report};
