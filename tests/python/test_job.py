@@ -173,6 +173,26 @@ if __name__ == "__main__":
         check("packed by hand: each rank's first kernel at its offset from the others",
               all(ts in placed for ts in first_kernels.values()),
               {k: ts for k, ts in first_kernels.items() if ts not in placed})
+        # Flow arrows stay within their rank: Perfetto links equal flow ids across the traces of one machine, so
+        # each trace's ids are its own. The truth: the same traces, each on a machine of its own.
+        apart = os.path.join(tmp, "apart.tar")
+        with tarfile.open(archive) as packed, tarfile.open(apart, "w") as out:
+            files = []
+            for k, member in enumerate(members):
+                data = packed.extractfile(member).read()
+                info = tarfile.TarInfo(member)
+                info.size = len(data)
+                out.addfile(info, io.BytesIO(data))
+                files.append({"path": member, "machine": {"name": f"rank {k}"}})
+            text = json.dumps({"perfetto_manifest": {"version": 1, "trace_time": {"clock": "REALTIME"},
+                                                     "files": files}}).encode()
+            info = tarfile.TarInfo(job.MANIFEST_NAME)
+            info.size = len(text)
+            out.addfile(info, io.BytesIO(text))
+        flows = {name: int(query(trace, "select count(*) from flow")[0][0])
+                 for name, trace in (("apart", apart), ("archive", archive), ("by hand", by_hand))}
+        check("flow arrows: as many in the archive and packed by hand as with every rank on a machine of its own",
+              flows["apart"] > 1000 and flows["archive"] == flows["apart"] == flows["by hand"], flows)
         # One default trace alone: no error stat, its kernels at the session start + trace_events.ts (wall-clock
         # time); with nsystrace_option('wall_clock', 0), at trace_events.ts.
         stats = import_stats(alone)

@@ -105,6 +105,14 @@ int32_t perfetto_gpu_id(int report, int64_t device) {
   return static_cast<int32_t>(report * (kGpuIdMask + 1) + (device & kGpuIdMask));
 }
 constexpr size_t kFlushBytes = 1 << 16;
+// SplitMix64's finalizer: nearby inputs (session starts a few ns apart) give unrelated outputs.
+uint64_t mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
 
 // Typed args as DebugAnnotations of the current TrackEvent; names and string values interned.
@@ -276,6 +284,14 @@ PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out, GpuModel gpu_model,
   // assumes equal in all the traces of one machine (every trace of a hand-packed archive), then reads wall-clock
   // time in each of them, so such traces line up too. Without a session start, BOOTTIME reads 0 at time 0.
   const bool has_realtime = realtime_at_zero && *realtime_at_zero >= 0;  // a ClockSnapshot's timestamps are unsigned
+  // Perfetto links flow ids (and GPU event ids) across every trace of one machine: the ranks of one host, packed
+  // into one archive, would link each other's arrows if each trace counted from 1. A trace with a session start
+  // counts from a base drawn from it (bits 32 to 61; the own event ids keep bit 62).
+  if (has_realtime) {
+    const uint64_t base = (mix64(static_cast<uint64_t>(*realtime_at_zero)) & ((uint64_t{1} << 30) - 1)) << 32;
+    next_flow_ += base;
+    next_own_event_id_ += base;
+  }
   const std::pair<uint64_t, int64_t> readings[] = {
       {Clock::kSession, time_at_zero_},
       {Clock::kBoottime, has_realtime ? *realtime_at_zero : 0},
