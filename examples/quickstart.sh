@@ -4,9 +4,12 @@
 # Chrome trace: build/example_trace.json, ready for https://ui.perfetto.dev or chrome://tracing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The build, and the test suite (tests/run_all.sh): clang for its fuzzers, Dask for the job tests.
-packages="libsqlite3-dev sqlite3 libfmt-dev libgtest-dev zlib1g-dev cmake g++ clang libclang-rt-14-dev python3-distributed"
+# The build, and the test suite (tests/run_all.sh): clang for its fuzzers, Dask for the job tests, Chromium for the
+# page's tests, Node and npm for the viewer's tests and the page's charting library.
+packages="libsqlite3-dev sqlite3 libfmt-dev libgtest-dev zlib1g-dev cmake g++ clang libclang-rt-14-dev python3-distributed chromium"
 missing=$(for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+command -v npm >/dev/null || missing="$missing nodejs npm"  # npm may come from outside Debian
+missing=$(echo $missing)
 if [ -n "$missing" ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq

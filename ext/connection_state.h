@@ -81,10 +81,10 @@ class ConnectionState {
   // nsystrace_option('progress', 1): long phases (the NVTX projection, writing a trace file) report their progress
   // on stderr. Default: on when stderr is a terminal (the sqlite3 shell), off otherwise (a program, a pipe).
   bool progress = isatty(2) != 0;
-  // nsystrace_option('wall_clock', 1): a Perfetto trace's clock (BOOTTIME) reads wall-clock time (REALTIME, from
-  // the session start), so traces of several reports that share a machine in one archive agree on it. Default 0:
-  // it reads the time since the (earliest) session start, as the trace's timestamps do.
-  bool wall_clock = false;
+  // nsystrace_option('wall_clock', 1), the default: a Perfetto trace's times are wall-clock times (REALTIME: the
+  // session start plus trace_events.ts), so any set of traces packed by hand in one archive lines up (docs/job.md,
+  // Clocks). 0: they are the time since the (earliest) session start, as trace_events.ts is.
+  bool wall_clock = true;
   // nsystrace_option('threads', N): how many threads a conversion may use (1: all on SQLite's thread). Default: the
   // cores this process may run on. The output is the same bytes whatever N is.
   int threads = available_cores();

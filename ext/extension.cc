@@ -141,7 +141,7 @@ void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** arg
 
 // nsystrace_option(name [, value]): reads (and with a value, sets) a setting of this connection; returns its value.
 // The settings: 'identifying_metadata' (0 or 1, default 0), 'progress' (0 or 1, default: 1 when stderr is a
-// terminal), 'threads' (1 to kMaxThreads, default: the cores available), 'wall_clock' (0 or 1, default 0)
+// terminal), 'threads' (1 to kMaxThreads, default: the cores available), 'wall_clock' (0 or 1, default 1)
 // and 'gpu_model' ('typed' or 'slices').
 void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
@@ -188,9 +188,8 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
                          "(1: otherData keeps the export's host, user and file paths; 0, the default: they are left "
                          "out), progress (1: long phases report done/total and the time left on stderr; the "
                          "default is 1 when stderr is a terminal), threads (how many threads a conversion may "
-                         "use; the default is the cores available), wall_clock (1: a Perfetto trace's clock reads "
-                         "wall-clock time, for archives of traces that share a machine; 0, the default: the time "
-                         "since the session start) and gpu_model ('typed', the default: a Perfetto trace writes GPU "
+                         "use; the default is the cores available), wall_clock (1, the default: a Perfetto trace's "
+                         "times are wall-clock times; 0: the time since the session start) and gpu_model ('typed', the default: a Perfetto trace writes GPU "
                          "work in Perfetto's GPU compute model; 'slices': as slices)",
                          -1);
     return;

@@ -2,9 +2,9 @@
 -- on the same device. Communication = kernels whose name starts with 'nccl' (NCCL's device kernels).
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/compute_comm_overlap.sql"
 -- comm_ms: NCCL kernel time; overlapped_ms: the part of it hidden behind compute kernels; exposed_ms: the rest.
--- How, in O(n log n) (sorts and window functions, no range join): the compute kernels of a GPU merge into disjoint
--- busy islands; busy(t), the compute time before t, is the island sums before t's island plus the part of that
--- island before t; the part of an NCCL kernel [s, e] hidden behind compute is busy(e) - busy(s).
+-- How, in O(n log n) (sorts and window functions, no range join): the compute kernels of a GPU make disjoint busy
+-- islands (their union); busy(t), the compute time before t, is the island sums before t's island plus the part of
+-- that island before t; the part of an NCCL kernel [s, e] hidden behind compute is busy(e) - busy(s).
 with k as (
   select device_id, ts as s, ts + dur as e, name like 'nccl%' as comm from trace_events where kind = 'kernel'
 ),
@@ -13,16 +13,14 @@ compute_ordered as (
          max(e) over (partition by device_id order by s, e rows between unbounded preceding and 1 preceding) as prev_end
   from k where not comm
 ),
-compute_grouped as (
-  select device_id, s, e, sum(case when prev_end is null or s > prev_end then 1 else 0 end)
-           over (partition by device_id order by s, e rows unbounded preceding) as grp
-  from compute_ordered
-),
+-- The islands: in start order, each compute kernel adds the part of it after every earlier end (disjoint pieces
+-- that cover the union, from the one sort above), with the compute time before each.
 islands as materialized (
   select device_id, s, e,
          coalesce(sum(e - s) over (partition by device_id order by s rows between unbounded preceding and 1 preceding),
                   0) as busy_before
-  from (select device_id, min(s) as s, max(e) as e from compute_grouped group by device_id, grp)
+  from (select device_id, max(s, coalesce(prev_end, s)) as s, e from compute_ordered
+        where e > max(s, coalesce(prev_end, s)))
 ),
 comm as materialized (select row_number() over () as id, device_id, s, e from k where comm),
 -- Each NCCL kernel's two ends (sign -1 at its start, +1 at its end), with the start of the last island that starts

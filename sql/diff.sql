@@ -15,21 +15,32 @@ with params(before, after) as (
   select coalesce((select name from pragma_database_list where name = 'before'), 'main'),
          coalesce((select name from pragma_database_list where name = 'after'), 'main')
 ),
--- Each report read alone (schema = one name): reports need not share a clock to be compared. Names are read for
--- kernels and NVTX ranges only (the other kinds are counted per kind).
+-- Each report read alone (schema = one name): reports need not share a clock to be compared. Names (and NVTX
+-- domains, from args) are read for kernels and NVTX ranges only, grouped by name; the other kinds are counted per
+-- kind, in a scan that asks for no name and no args.
 raw_rows as materialized (
-  select side, kind, case when kind = 'nvtx' then coalesce(domain_name || ':', '') || name else name end as name,
-         count(*) as n, sum(dur) as ns
-  from (select 'before' as side, kind, case when kind in ('kernel', 'nvtx') then name end as name, dur,
-               case when kind = 'nvtx' then json_extract(args, '$.domain') end as domain_name
-        from trace_events where schema = (select before from params) and dur is not null
-        union all
-        select 'after', kind, case when kind in ('kernel', 'nvtx') then name end, dur,
-               case when kind = 'nvtx' then json_extract(args, '$.domain') end
-        from trace_events where schema = (select after from params) and dur is not null)
-  group by side, kind, name, domain_name
+  select 'before' as side, 'kernel' as kind, name, count(*) as n, sum(dur) as ns from trace_events
+  where schema = (select before from params) and kind = 'kernel' and dur is not null group by name
+  union all
+  select 'before', 'nvtx', coalesce(domain_name || ':', '') || name, count(*), sum(dur)
+  from (select name, json_extract(args, '$.domain') as domain_name, dur from trace_events
+        where schema = (select before from params) and kind = 'nvtx' and dur is not null)
+  group by name, domain_name
+  union all
+  select 'before', kind, null, count(*), sum(dur) from trace_events
+  where schema = (select before from params) and kind != 'kernel' and kind != 'nvtx' and dur is not null group by kind
+  union all
+  select 'after' as side, 'kernel' as kind, name, count(*) as n, sum(dur) as ns from trace_events
+  where schema = (select after from params) and kind = 'kernel' and dur is not null group by name
+  union all
+  select 'after', 'nvtx', coalesce(domain_name || ':', '') || name, count(*), sum(dur)
+  from (select name, json_extract(args, '$.domain') as domain_name, dur from trace_events
+        where schema = (select after from params) and kind = 'nvtx' and dur is not null)
+  group by name, domain_name
+  union all
+  select 'after', kind, null, count(*), sum(dur) from trace_events
+  where schema = (select after from params) and kind != 'kernel' and kind != 'nvtx' and dur is not null group by kind
 ),
--- Normalized names, per distinct name: PyTorch's fields first, then addresses (one step per "0x" in the name).
 names as (select distinct name from raw_rows where kind in ('kernel', 'nvtx')),
 no_input_ids as (
   select name, case when instr(name, ', input_op_ids = ') > 0

@@ -56,7 +56,10 @@ ordered as materialized (
 ),
 gap_findings as (
   select 'gpu_gaps' as rule, device_id as device, (global_pid >> 24) & 16777215 as pid, covered as start_ns,
-         s - covered as duration_ns, (select name from trace_events t where t.rowid = id) as name,
+         s - covered as duration_ns,
+         -- the operation's name, by rowid; kind and ts let the scan read only the rows at that time
+         (select name from trace_events t where t.kind in ('kernel', 'memcpy', 'memset') and t.ts = s and t.rowid = id)
+           as name,
          'no GPU work of the process on the device for ' || (s - covered) || ' ns' as detail
   from ordered, params where s - covered >= gap_ns
 ),

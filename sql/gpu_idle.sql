@@ -8,10 +8,11 @@
 --          host was late (Python, data loading, launch overhead);
 --   other  the work was already queued when the GPU went idle (it waited on a dependency: an event, another
 --          stream, another GPU), or no launching call is recorded.
--- Totals per (device, cause) over the gaps shown repeat on each row (cause_gaps, cause_idle_ns).
+-- Totals per (device, cause) over the gaps shown repeat on each row (cause_gaps, cause_idle_ns; integer ns, or a
+-- REAL past 2^63 - 1 ns: only a damaged export's GPU work, at both ends of the int64 range, spans that long).
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/gpu_idle.sql"
 with params(min_gap_ns) as (select 1000000),
-work as materialized (
+work as (
   select device_id, ts as s, ts + dur as e, name, global_pid, correlation_id from trace_events
   where kind in ('kernel', 'memcpy', 'memset')
 ),
@@ -64,6 +65,8 @@ classified as (
 select device_id as device, gap_start as gap_start_ns, gap_end as gap_end_ns, gap_ns, cause, next_op, launch_call,
        launch_ts as launch_ns,
        count(*) over (partition by device_id, cause) as cause_gaps,
-       sum(gap_ns) over (partition by device_id, cause) as cause_idle_ns
+       -- in halves: a damaged export's gaps can sum past 2^63 - 1 ns (the total then reads as a REAL, not an error)
+       sum(gap_ns / 2) over (partition by device_id, cause) * 2 + sum(gap_ns % 2) over (partition by device_id, cause)
+         as cause_idle_ns
 from classified
 order by device, gap_start;

@@ -10,24 +10,18 @@ work as materialized (
   select device_id, ts as s, ts + dur as e, correlation_id, global_tid >> 24 as process from trace_events
   where kind in ('kernel', 'memcpy', 'memset')
 ),
--- Busy intervals per device: an interval starts a new one when it begins after every earlier end.
+-- Per device, in start order, the latest end of the operations before each.
 ordered as (
   select device_id, s, e,
          max(e) over (partition by device_id order by s, e rows between unbounded preceding and 1 preceding) as prev_end
   from work
 ),
-grouped as (
-  select device_id, s, e, sum(case when prev_end is null or s > prev_end then 1 else 0 end)
-           over (partition by device_id order by s, e rows unbounded preceding) as grp
-  from ordered
-),
-busy as (select device_id, min(s) as s, max(e) as e from grouped group by device_id, grp),
+-- A gap: from that latest end to an operation that starts after it (every earlier one had ended); one sort.
 gaps as materialized (
   select device_id, gap_start, gap_end, row_number() over (partition by device_id order by gap_start) as gap
-  from (select device_id, e as gap_start, lead(s) over (partition by device_id order by s) as gap_end from busy), params
+  from (select device_id, prev_end as gap_start, s as gap_end from ordered), params
   where gap_end - gap_start > min_gap_ns
 ),
--- The threads that launch each device's work: CUDA API calls and GPU work share a correlation id within a process.
 calls as materialized (
   select correlation_id, global_tid >> 24 as process, global_tid from trace_events
   where kind = 'cuda_api' and correlation_id is not null

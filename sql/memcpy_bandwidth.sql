@@ -3,14 +3,19 @@
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/memcpy_bandwidth.sql"
 -- Units are decimal, as nsys reports them: total_mb in MB (10^6 bytes), bandwidth in GB/s (10^9 bytes a second,
 -- which is bytes per ns). gb_per_s: total bytes / total copy time; peak_gb_per_s: the fastest single copy.
-select json_extract(args, '$.copy_kind') as direction,
-       coalesce(json_extract(args, '$.src_kind'), '?') || ' -> ' || coalesce(json_extract(args, '$.dst_kind'), '?') as memory,
+with copies as materialized (  -- each copy's args read once
+  select json_extract(args, '$.copy_kind') as direction,
+         coalesce(json_extract(args, '$.src_kind'), '?') || ' -> ' || coalesce(json_extract(args, '$.dst_kind'), '?')
+           as memory,
+         json_extract(args, '$.bytes') as bytes, dur
+  from trace_events where kind = 'memcpy'
+)
+select direction, memory,
        count(*) as copies,
-       round(sum(json_extract(args, '$.bytes')) / 1e6, 3) as total_mb,
+       round(sum(bytes) / 1e6, 3) as total_mb,
        round(sum(dur) / 1e6, 3) as total_ms,
-       round(sum(json_extract(args, '$.bytes')) * 1.0 / nullif(sum(dur), 0), 3) as gb_per_s,
-       round(max(json_extract(args, '$.bytes') * 1.0 / nullif(dur, 0)), 3) as peak_gb_per_s
-from trace_events
-where kind = 'memcpy'
+       round(sum(bytes) * 1.0 / nullif(sum(dur), 0), 3) as gb_per_s,
+       round(max(bytes * 1.0 / nullif(dur, 0)), 3) as peak_gb_per_s
+from copies
 group by direction, memory
-order by sum(json_extract(args, '$.bytes')) desc, direction, memory;
+order by sum(bytes) desc, direction, memory;

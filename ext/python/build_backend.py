@@ -1,5 +1,8 @@
 """A PEP 517 build backend for nsystrace: builds the SQLite extension with CMake and packs it, with the Python glue
-of ext/python/nsystrace, into a wheel. Standard library only, so `pip install .` needs no download.
+of ext/python/nsystrace, into a wheel. Standard library only, so `pip install .` needs nothing from PyPI. The one
+download is the serve page's charting library, which `npm ci` fetches at the version and integrity pinned in
+ext/python/charts/package-lock.json (ext/python/charts/vendor.cmake); without npm, or offline, the package is built
+all the same and its page works without charts, saying why.
 
 The wheel is tagged py3-none-<platform>: the .so is loaded by SQLite, not imported by Python, so any Python 3 on
 the platform can use it. NSYSTRACE_BUILD_DIR (environment) names the CMake build directory to use (default:
@@ -27,12 +30,17 @@ def _tag():
 
 
 def _build_extension():
+    """Builds the extension and vendors the page's charting library (CMake's page_charts target: npm ci from
+    ext/python/charts/package-lock.json; without npm, a note saying why). Returns the build directory."""
     build = os.environ.get("NSYSTRACE_BUILD_DIR") or os.path.join(ROOT, "build", "python-wheel")
     if not os.path.exists(os.path.join(build, "CMakeCache.txt")):
         subprocess.run(["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DNSYSTRACE_TESTS=OFF"],
                        check=True)
-    subprocess.run(["cmake", "--build", build, "--target", "nsystrace", "-j", str(os.cpu_count() or 1)], check=True)
-    return os.path.join(build, "nsystrace.so")
+    # One target a call: a build directory configured before page_charts existed learns of it while the first call
+    # brings it up to date (make reads its rules once per call).
+    for target in ("nsystrace", "page_charts"):
+        subprocess.run(["cmake", "--build", build, "--target", target, "-j", str(os.cpu_count() or 1)], check=True)
+    return build
 
 
 def _metadata():
@@ -64,7 +72,8 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    so = _build_extension()
+    build = _build_extension()
+    so = os.path.join(build, "nsystrace.so")
     files = {}  # path in the wheel -> bytes
     for name in sorted(os.listdir(PACKAGE)):
         if name.endswith(".py") or name.endswith(".html"):
@@ -78,6 +87,12 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
             if name.endswith(".sql"):
                 with open(os.path.join(ROOT, sub, name), "rb") as f:
                     files[f"nsystrace/{sub}/{name}"] = f.read()
+    # The page's charting library (server.py serves it from nsystrace/vendor/), or the note saying why it is not there.
+    charts = os.path.join(build, "page_charts")
+    for name in ("chart.umd.min.js", "chart.js-LICENSE.md", "chart.js-version.txt", "charts-missing.txt"):
+        if os.path.exists(os.path.join(charts, name)):
+            with open(os.path.join(charts, name), "rb") as f:
+                files[f"nsystrace/vendor/{name}"] = f.read()
     info = _dist_info()
     files[f"{info}/METADATA"] = _metadata().encode()
     files[f"{info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: nsystrace build_backend\nRoot-Is-Purelib: false\n"

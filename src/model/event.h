@@ -37,6 +37,7 @@ enum class Placement : uint8_t {
   process,     // process-wide events (diagnostics): a "Diagnostics" track of the process
   gpu_metrics, // sampled GPU counters: one process per metrics source (typeId), a counter track per metric
   cpu_samples, // CPU call-stack samples: a "(samples)" track beside their thread
+  gpu_memory,  // CUDA memory in use (counter samples): a "CUDA memory" track of the GPU
 };
 
 // Chrome pids: OS pids are below 2^24 (nsys keeps 24 bits), so GPU d gets pid kGpuPidBase + d. When several

@@ -7,11 +7,14 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "src/model/export_model.h"
+#include "src/readers/prefetched_source.h"
 #include "src/util/progress.h"
 #include "src/sqlite/statement.h"
 
@@ -25,7 +28,9 @@ bool starts_before(const ProjectedRange& x, const ProjectedRange& y) {
   return x.nvtx_rowid < y.nvtx_rowid;
 }
 
-// The ranges of one thread, sorted by (start, end descending, rowid), with a max-end segment tree.
+// The ranges of one thread, sorted by (start, end descending, rowid), with the running maximum of their ends
+// (whether a call lies in any range: a binary search) and, when their nesting asks for it, a max-end segment tree
+// (each range's innermost enclosing range in O(log n)).
 class ThreadRanges {
  public:
   std::vector<uint32_t> order;  // indices into the range list
@@ -35,21 +40,38 @@ class ThreadRanges {
     // Exports store NVTX rows nearly in time order, and then a thread's list usually needs no sort at all.
     if (!std::is_sorted(order.begin(), order.end(), by_start)) std::sort(order.begin(), order.end(), by_start);
     starts_.resize(order.size());
-    for (size_t i = 0; i < order.size(); ++i) starts_[i] = all[order[i]].start;
+    ends_.resize(order.size());
+    max_end_so_far_.resize(order.size());
+    int64_t max_end = INT64_MIN;
+    for (size_t i = 0; i < order.size(); ++i) {
+      starts_[i] = all[order[i]].start;
+      ends_[i] = all[order[i]].end;
+      max_end_so_far_[i] = max_end = std::max(max_end, ends_[i]);
+    }
+  }
+  // The range at position p (in sort order): its start and end, kept here so that the sweeps over a thread's
+  // ranges walk two arrays rather than the ranges themselves (112 bytes each, far apart).
+  int64_t start(size_t p) const { return starts_[p]; }
+  int64_t end(size_t p) const { return ends_[p]; }
+  void build_tree() {
     size_ = 1;
     while (size_ < order.size()) size_ <<= 1;
     max_end_.assign(2 * size_, INT64_MIN);
-    for (size_t i = 0; i < order.size(); ++i) max_end_[size_ + i] = all[order[i]].end;
+    for (size_t i = 0; i < order.size(); ++i) max_end_[size_ + i] = ends_[i];
     for (size_t i = size_ - 1; i >= 1; --i) max_end_[i] = std::max(max_end_[2 * i], max_end_[2 * i + 1]);
   }
-  // The last position p < limit whose range ends at or after `end` (the innermost enclosing range), or -1.
+  // After build_tree(): the last position p < limit whose range ends at or after `end` (the innermost enclosing
+  // range), or -1.
   long last_ending_after(size_t limit, int64_t end) const { return last(1, 0, size_, limit, end); }
   // Number of ranges starting at or before t.
   size_t started_by(int64_t t) const {
     return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), t) - starts_.begin());
   }
   // Whether some range holds [start, end] (starts at or before start, ends at or after end).
-  bool holds(int64_t start, int64_t end) const { return last_ending_after(started_by(start), end) >= 0; }
+  bool holds(int64_t start, int64_t end) const {
+    size_t n = started_by(start);
+    return n > 0 && max_end_so_far_[n - 1] >= end;
+  }
 
  private:
   long last(size_t node, size_t lo, size_t hi, size_t limit, int64_t end) const {
@@ -59,7 +81,8 @@ class ThreadRanges {
     long right = last(2 * node + 1, mid, hi, limit, end);
     return right >= 0 ? right : last(2 * node, lo, mid, limit, end);
   }
-  std::vector<int64_t> starts_;
+  std::vector<int64_t> starts_, ends_;
+  std::vector<int64_t> max_end_so_far_;  // [i]: the latest end among positions 0..i
   std::vector<int64_t> max_end_;
   size_t size_ = 1;
 };
@@ -100,6 +123,44 @@ struct Op {
   uint32_t group;
   int32_t kind;
   int64_t device, start, end;
+};
+
+// An operation as read, before its key is known to matter.
+struct KeyedOp {
+  Key key;
+  Op op;
+};
+
+// Runs `work` on a thread of its own. wait() joins it and rethrows its error; destroyed without wait() (this
+// thread failed first), it interrupts the statement running on `connection` (the work's) and joins it: no thread
+// outlives the projection.
+class BackgroundJob {
+ public:
+  BackgroundJob(sqlite3* connection, std::function<void()> work) : connection_(connection) {
+    thread_ = std::thread([this, work = std::move(work)] {
+      try {
+        work();
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    });
+  }
+  ~BackgroundJob() {
+    if (!thread_.joinable()) return;
+    sqlite3_interrupt(connection_);
+    thread_.join();
+  }
+  BackgroundJob(const BackgroundJob&) = delete;
+  BackgroundJob& operator=(const BackgroundJob&) = delete;
+  void wait() {
+    thread_.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  sqlite3* connection_;
+  std::exception_ptr error_;  // written by the thread, read after the join
+  std::thread thread_;
 };
 
 // The GPU work of one key: what every range holding a call with that key counts, once however many of its calls
@@ -246,31 +307,50 @@ class LabelledUnion {
   uint64_t total_ = 0;
 };
 
-// Nesting: the ranges enclosing one are those before it in sort order that end at or after its end. Its depth
-// is their number (a Fenwick tree over the ends seen so far), its parent the innermost, the last of them (a
-// descent of the max-end tree): O(log n) each, however deep the nesting (leaked ranges nest without bound).
-void nest_thread(const ThreadRanges& t, MappedArray<ProjectedRange>& all) {
+// Nesting: the ranges enclosing one are those before it in sort order that end at or after its end; its depth is
+// their number, its parent the innermost, the last of them.
+// Ranges that nest or follow one another (push/pop ranges always do) are a stack: a range that ends before the
+// next one starts can enclose nothing after it, so the open ones are exactly those enclosing the next: O(1) each.
+// A range that ends inside the next one (start/end ranges may overlap that way) may still enclose a later one;
+// then, for the whole thread: a Fenwick tree over the ends seen so far for the depth and a descent of the max-end
+// tree for the parent, O(log n) each, however deep the nesting (leaked ranges nest without bound).
+void nest_thread(ThreadRanges& t, MappedArray<ProjectedRange>& all, const std::vector<char>& has_work) {
+  const std::vector<uint32_t>& order = t.order;
+  auto set = [&](size_t p, size_t depth, long parent) {  // only the ranges with work are kept: the others' unset
+    if (!has_work[p]) return;
+    ProjectedRange& r = all[order[p]];
+    r.depth = static_cast<int32_t>(depth);
+    r.parent_rowid = parent >= 0 ? all[order[static_cast<size_t>(parent)]].nvtx_rowid : -1;
+  };
+  std::vector<uint32_t> open;  // positions
+  bool stacked = true;
+  for (size_t p = 0; p < order.size() && stacked; ++p) {
+    for (; !open.empty() && t.end(open.back()) < t.end(p); open.pop_back())
+      if (t.end(open.back()) >= t.start(p)) stacked = false;  // overlaps p: may enclose a later range
+    set(p, open.size(), open.empty() ? -1 : static_cast<long>(open.back()));
+    open.push_back(static_cast<uint32_t>(p));
+  }
+  if (stacked) return;
+  t.build_tree();
   std::vector<int64_t> ends;
-  ends.reserve(t.order.size());
-  for (uint32_t i : t.order) ends.push_back(all[i].end);
+  ends.reserve(order.size());
+  for (size_t p = 0; p < order.size(); ++p) ends.push_back(t.end(p));
   std::sort(ends.begin(), ends.end());
   ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
   std::vector<int32_t> fenwick(ends.size() + 1, 0);  // count of seen ends by rank
   auto rank = [&](int64_t e) { return static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), e) - ends.begin()); };
-  for (size_t pos = 0; pos < t.order.size(); ++pos) {
-    ProjectedRange& r = all[t.order[pos]];
-    size_t below = 0;  // seen ranges ending before r
-    for (size_t i = rank(r.end); i > 0; i -= i & (~i + 1)) below += static_cast<size_t>(fenwick[i]);
-    r.depth = static_cast<int>(pos - below);
-    long parent = t.last_ending_after(pos, r.end);
-    if (parent >= 0) r.parent_rowid = all[t.order[static_cast<size_t>(parent)]].nvtx_rowid;
-    for (size_t i = rank(r.end) + 1; i <= ends.size(); i += i & (~i + 1)) ++fenwick[i];
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    const int64_t end = t.end(pos);
+    size_t below = 0;  // seen ranges ending before this one
+    for (size_t i = rank(end); i > 0; i -= i & (~i + 1)) below += static_cast<size_t>(fenwick[i]);
+    set(pos, pos - below, t.last_ending_after(pos, end));
+    for (size_t i = rank(end) + 1; i <= ends.size(); i += i & (~i + 1)) ++fenwick[i];
   }
 }
 
 // The work of one thread: its ranges and the calls they hold (a slice of the call list).
 struct ThreadJob {
-  const ThreadRanges* ranges = nullptr;
+  ThreadRanges* ranges = nullptr;
   Call* calls = nullptr;
   size_t call_count = 0;
   std::vector<std::pair<uint32_t, DeviceExtent>> devices;  // out: (range index, extent)
@@ -288,17 +368,18 @@ struct JoinedWork {
 // range's start are in the tree, and those ending by its end are the ones it holds.
 template <class Count, class Time>
 void add_up_totals(ThreadJob& job, MappedArray<ProjectedRange>& all, const JoinedWork& work,
-                   const std::vector<StaircasePoint>& points, const std::vector<int64_t>& ends) {
+                   const std::vector<StaircasePoint>& points, const std::vector<int64_t>& ends,
+                   std::vector<char>& has_work) {
   using T = Totals<Count, Time>;
-  const std::vector<uint32_t>& order = job.ranges->order;
+  const ThreadRanges& ranges = *job.ranges;
+  const std::vector<uint32_t>& order = ranges.order;
   Fenwick<T> tree(ends.size());
   size_t next = 0;
   int64_t earliest_end = INT64_MAX;  // of the points in the tree: a range ending before it holds no call
   bool any = false;
   for (size_t p = order.size(); p-- > 0;) {
-    const uint32_t index = order[p];
-    ProjectedRange& r = all[index];
-    for (; next < points.size() && points[next].s >= r.start; ++next) {
+    const int64_t start = ranges.start(p), end = ranges.end(p);
+    for (; next < points.size() && points[next].s >= start; ++next) {
       const StaircasePoint& pt = points[next];
       if (pt.weight > 0) earliest_end = std::min(earliest_end, pt.e), any = true;
       const Group& g = work.groups[pt.group];
@@ -310,9 +391,12 @@ void add_up_totals(ThreadJob& job, MappedArray<ProjectedRange>& all, const Joine
       if (pt.weight > 0) t.gpu_start = g.gpu_start, t.gpu_end = g.gpu_end;  // a corner adds nothing new
       tree.add(static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), pt.e) - ends.begin()), t);
     }
-    if (!any || earliest_end > r.end) continue;
-    T t = tree.prefix(static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), r.end) - ends.begin()));
+    if (!any || earliest_end > end) continue;
+    T t = tree.prefix(static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), end) - ends.begin()));
     if (t.ops <= 0) continue;
+    has_work[p] = 1;
+    const uint32_t index = order[p];
+    ProjectedRange& r = all[index];
     r.gpu_ops = static_cast<uint32_t>(t.ops);
     r.kernels = static_cast<uint32_t>(t.kernels), r.memcpys = static_cast<uint32_t>(t.memcpys);
     r.memsets = static_cast<uint32_t>(t.memsets), r.graphs = static_cast<uint32_t>(t.graphs);
@@ -331,7 +415,7 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
   Call* const calls = job.calls;
   const size_t call_count = job.call_count;
   if (call_count == 0) return;  // no range of the thread has work: their nesting does not matter either
-  nest_thread(*job.ranges, all);
+  const ThreadRanges& ranges = *job.ranges;
   // 1. The staircase of each key's calls.
   std::sort(calls, calls + call_count, [](const Call& x, const Call& y) {
     if (x.group != y.group) return x.group < y.group;
@@ -380,10 +464,12 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
     const Group& g = work.groups[p.group];
     count_bound += 1 + g.kernels + g.memcpys + g.memsets + g.graphs;
   }
+  std::vector<char> has_work(order.size(), 0);  // by position
   if (time_bound <= static_cast<unsigned __int128>(INT64_MAX) && count_bound <= INT32_MAX)
-    add_up_totals<int32_t, int64_t>(job, all, work, points, ends);
+    add_up_totals<int32_t, int64_t>(job, all, work, points, ends, has_work);
   else
-    add_up_totals<int64_t, __int128>(job, all, work, points, ends);
+    add_up_totals<int64_t, __int128>(job, all, work, points, ends, has_work);
+  nest_thread(*job.ranges, all, has_work);
 
   // 3. Per device. A thread whose every key ran on one and the same device (the usual case) has the totals above.
   std::vector<int64_t> devices;
@@ -402,9 +488,7 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
       Fenwick<DeviceTotals> tree(ends.size());
       size_t next = 0;
       for (size_t p = order.size(); p-- > 0;) {
-        const uint32_t index = order[p];
-        const ProjectedRange& r = all[index];
-        for (; next < points.size() && points[next].s >= r.start; ++next) {
+        for (; next < points.size() && points[next].s >= ranges.start(p); ++next) {
           const StaircasePoint& pt = points[next];
           const Group& g = work.groups[pt.group];
           for (uint32_t d = g.first_device; d < g.first_device + g.device_count; ++d) {
@@ -416,9 +500,9 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
             tree.add(end_rank(pt.e), t);
           }
         }
-        if (r.gpu_ops == 0) continue;
-        DeviceTotals t = tree.prefix(ending_by(r.end));
-        if (t.ops > 0) job.devices.push_back({index, DeviceExtent{device, t.gpu_start, t.gpu_end, t.ops}});
+        if (!has_work[p]) continue;
+        DeviceTotals t = tree.prefix(ending_by(ranges.end(p)));
+        if (t.ops > 0) job.devices.push_back({order[p], DeviceExtent{device, t.gpu_start, t.gpu_end, t.ops}});
       }
     }
   }
@@ -436,8 +520,8 @@ void project_thread(ThreadJob& job, MappedArray<ProjectedRange>& all, const Join
     uint32_t index;
   };
   std::vector<ByEnd> by_end;
-  for (uint32_t index : order)
-    if (all[index].gpu_ops > 0) by_end.push_back({all[index].end, all[index].start, index});
+  for (size_t p = 0; p < order.size(); ++p)
+    if (has_work[p]) by_end.push_back({ranges.end(p), ranges.start(p), order[p]});
   std::sort(by_end.begin(), by_end.end(), [](const ByEnd& x, const ByEnd& y) { return x.end < y.end; });
   // The lowest start rank any later range asks for: parts labelled below it can be forgotten.
   std::vector<uint32_t> lowest_ahead(by_end.size() + 1, UINT32_MAX);
@@ -582,20 +666,23 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     if (window_calls.empty()) return result;
   }
 
-  // 1. The ranges that can own work: closed on the thread they were opened on.
+  // 1. The ranges that can own work (closed on the thread they were opened on), and 2. the CUDA API calls and the
+  // GPU operations. Each is a pass over its tables, and SQLite's reading is most of their cost: for the whole
+  // report with a thread to spare, the ranges are read on a connection of their own, on a thread, while this one
+  // reads the calls and the operations (all of them then: which lie in a range is known once the ranges are).
   MappedArray<ProjectedRange> all;  // the big one: no doubling, and shrunk in place once only the kept remain
   // Counting the rows costs a pass: worth it to size the ranges of the whole report once, or to show progress.
   uint64_t nvtx_rows = !window || progress ? catalog.row_count(db, schema.qualified("NVTX_EVENTS")) : 0;
   if (!window) all.reserve(static_cast<size_t>(nvtx_rows));
-  {
-    // A window's calls bound the ranges worth keeping, per thread: they start by its last call's start, end at or
-    // after its first call's end.
-    std::unordered_map<int64_t, std::pair<int64_t, int64_t>> bounds;  // thread -> (latest start, earliest end)
-    for (const auto& [tid, list] : window_calls) {
-      auto& b = bounds.emplace(tid, std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX}).first->second;
-      for (auto [s, e] : list) b.first = std::max(b.first, s), b.second = std::min(b.second, e);
-    }
-    Progress reading(progress, "NVTX projection: reading NVTX ranges", "rows", nvtx_rows);
+  // A window's calls bound the ranges worth keeping, per thread: they start by its last call's start, end at or
+  // after its first call's end.
+  std::unordered_map<int64_t, std::pair<int64_t, int64_t>> bounds;  // thread -> (latest start, earliest end)
+  for (const auto& [tid, list] : window_calls) {
+    auto& b = bounds.emplace(tid, std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX}).first->second;
+    for (auto [s, e] : list) b.first = std::max(b.first, s), b.second = std::min(b.second, e);
+  }
+  Progress reading(progress, "NVTX projection: reading NVTX ranges", "rows", nvtx_rows);
+  auto read_ranges = [&](sqlite3* connection) {
     uint64_t read = 0;
     SelectBuilder b(*nvtx);
     int rowid = b.expression("rowid"), start = b.column("start"), end = b.column("end"), tid = b.column("globalTid"),
@@ -609,9 +696,9 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
         narrowed += " AND (\"end\" IS NULL OR +\"end\" > " + bound + " OR +start > " + bound + ")";
       }
     }
-    Statement s(db, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
-                        " WHERE start IS NOT NULL" + narrowed + " AND eventType IN (" + nvtx_types_sql(kNvtxRanges) +
-                        ") AND globalTid IS NOT NULL");
+    Statement s(connection, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
+                                " WHERE start IS NOT NULL" + narrowed + " AND eventType IN (" +
+                                nvtx_types_sql(kNvtxRanges) + ") AND globalTid IS NOT NULL");
     while (s.step()) {
       reading.update(++read);
       ProjectedRange r;
@@ -621,7 +708,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       r.start = s.int64(start);
       std::optional<int64_t> stored_end = s.optional_int64(end);
       r.unclosed = !stored_end;
-      r.end = r.unclosed ? catalog.profile_end(db) : std::max(r.start, *stored_end);
+      r.end = r.unclosed ? catalog.profile_end(connection) : std::max(r.start, *stored_end);
       if (window) {
         auto it = bounds.find(r.global_tid);
         if (it == bounds.end() || r.start > it->second.first || r.end < it->second.second) continue;
@@ -633,13 +720,56 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       all.push_back(r);
     }
     reading.finish(read);
+  };
+  auto read_op = [](const Statement& s) {
+    int64_t op_start = s.int64(2), op_end = std::max(op_start, s.int64(3));  // end before start: an instant
+    return KeyedOp{Key{s.int64(0), s.int64(1)}, Op{0, static_cast<int32_t>(s.int64(5)), s.int64(4), op_start, op_end}};
+  };
+  MappedArray<Call> calls;          // read alongside the ranges: every call; else only those in a range
+  MappedArray<KeyedOp> every_op;    // read alongside the ranges: every operation; else none (joined as read)
+  std::unique_ptr<ReaderConnection> reader;
+  if (!window && threads > 1) reader = ReaderConnection::open(db, schema.schema());
+  // Read into its page cache rather than mapped: the mapped pages of NVTX_EVENTS would count in the process's
+  // memory once more (the scan's own readers map them too), 300 MB more at the peak on the 200x profile.
+  if (reader) Statement(reader->get(), "PRAGMA mmap_size = 0").step();
+  std::optional<BackgroundJob> ranges_job;  // declared after reader: joined before its connection closes
+  if (reader) {
+    try {
+      ranges_job.emplace(reader->get(), [&, connection = reader->get()] { read_ranges(connection); });
+    } catch (const std::system_error&) {
+      reader.reset();  // no thread to be had: all on this one
+    }
+  }
+  const bool alongside = ranges_job.has_value();
+  if (alongside) {
+    {
+      Statement c(db, calls_sql);
+      while (c.step()) calls.push_back(read_call(c));
+    }
+    Statement s(db, op_sql(""));
+    while (s.step()) every_op.push_back(read_op(s));
+    // Sorted while the ranges are still being read (they take longer): the calls by key (the filter below keeps
+    // their order), the operations by key, device and start (then joined in the order the groups need).
+    std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.key < y.key; });
+    std::sort(every_op.begin(), every_op.end(), [](const KeyedOp& x, const KeyedOp& y) {
+      if (x.key != y.key) return x.key < y.key;
+      return x.op.device != y.op.device ? x.op.device < y.op.device : x.op.start < y.op.start;
+    });
+    ranges_job->wait();
+  } else {
+    read_ranges(db);
   }
   if (all.empty()) return result;
 
   std::unordered_map<int64_t, ThreadRanges> by_thread;
   auto group_by_thread = [&] {
     by_thread.clear();
-    for (size_t i = 0; i < all.size(); ++i) by_thread[all[i].global_tid].order.push_back(static_cast<uint32_t>(i));
+    ThreadRanges* last = nullptr;  // a thread's ranges mostly follow each other
+    int64_t last_tid = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (last == nullptr || all[i].global_tid != last_tid) last = &by_thread[last_tid = all[i].global_tid];
+      last->order.push_back(static_cast<uint32_t>(i));
+    }
     std::vector<ThreadRanges*> list;
     for (auto& [tid, t] : by_thread) list.push_back(&t);
     run_jobs(list.size(), threads, [&](size_t i) { list[i]->build(all); });
@@ -670,46 +800,64 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     group_by_thread();
   }
 
-  // 2. The calls that lie in a range of their thread, joined in memory to the GPU operations of their keys.
-  MappedArray<Call> calls;
-  Progress joining(progress, "NVTX projection: CUDA calls joined to their GPU work", "calls",
-                   progress ? catalog.row_count(db, schema.qualified("CUPTI_ACTIVITY_KIND_RUNTIME")) : 0);
-  uint64_t calls_read = 0;
-  {
+  // The calls that lie in a range of their thread, joined in memory to the GPU operations of their keys.
+  auto in_a_range = [&](const Call& call) {
+    auto t = by_thread.find(call.global_tid);
+    return t != by_thread.end() && t->second.holds(call.start, call.end);
+  };
+  if (alongside) {
+    size_t kept = 0;
+    for (const Call& call : calls)
+      if (in_a_range(call)) calls[kept++] = call;
+    calls.truncate(kept);
+  } else {
+    Progress joining(progress, "NVTX projection: CUDA calls joined to their GPU work", "calls",
+                     progress ? catalog.row_count(db, schema.qualified("CUPTI_ACTIVITY_KIND_RUNTIME")) : 0);
+    uint64_t calls_read = 0;
     // A window's: only calls inside the span of its ranges.
     int64_t first = INT64_MAX, last = INT64_MIN;
     for (const ProjectedRange& r : all) first = std::min(first, r.start), last = std::max(last, r.end);
     Statement c(db, calls_sql + (window ? within("start", first, INT64_MAX) + within("\"end\"", INT64_MIN, last) : ""));
     while (c.step()) {
       Call call = read_call(c);
-      auto t = by_thread.find(call.global_tid);
-      if (t != by_thread.end() && t->second.holds(call.start, call.end)) calls.push_back(call);
+      if (in_a_range(call)) calls.push_back(call);
       joining.update(++calls_read);
     }
+    joining.finish(calls_read);
   }
-  joining.finish(calls_read);
-  std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.key < y.key; });
+  if (!alongside) std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.key < y.key; });
   std::vector<Key> keys;
   for (const Call& c : calls)
     if (keys.empty() || keys.back() != c.key) keys.push_back(c.key);
   JoinedWork work;
-  if (!keys.empty()) {
+  auto join_op = [&](const KeyedOp& o) {
+    auto it = std::lower_bound(keys.begin(), keys.end(), o.key);
+    if (it == keys.end() || *it != o.key) return;
+    work.ops.push_back(o.op);
+    work.ops[work.ops.size() - 1].group = static_cast<uint32_t>(it - keys.begin());
+  };
+  if (alongside) {
+    size_t k = 0;  // both sorted by key: a merge
+    for (const KeyedOp& o : every_op) {
+      while (k < keys.size() && keys[k] < o.key) ++k;
+      if (k == keys.size()) break;
+      if (keys[k] != o.key) continue;
+      work.ops.push_back(o.op);
+      work.ops[work.ops.size() - 1].group = static_cast<uint32_t>(k);
+    }
+    MappedArray<KeyedOp>().swap(every_op);
+  } else if (!keys.empty()) {
     auto [lowest, highest] =
         std::minmax_element(keys.begin(), keys.end(), [](const Key& x, const Key& y) { return x.corr < y.corr; });
     Statement s(db, op_sql(window ? within("correlationId", lowest->corr, highest->corr) : ""));
-    while (s.step()) {
-      Key key{s.int64(0), s.int64(1)};
-      auto it = std::lower_bound(keys.begin(), keys.end(), key);
-      if (it == keys.end() || *it != key) continue;
-      int64_t op_start = s.int64(2), op_end = std::max(op_start, s.int64(3));  // end before start: an instant
-      work.ops.push_back(Op{static_cast<uint32_t>(it - keys.begin()), static_cast<int32_t>(s.int64(5)), s.int64(4),
-                            op_start, op_end});
-    }
+    while (s.step()) join_op(read_op(s));
   }
-  std::sort(work.ops.begin(), work.ops.end(), [](const Op& x, const Op& y) {
+  auto by_group = [](const Op& x, const Op& y) {
     if (x.group != y.group) return x.group < y.group;
     return x.device != y.device ? x.device < y.device : x.start < y.start;
-  });
+  };
+  if (!std::is_sorted(work.ops.begin(), work.ops.end(), by_group))
+    std::sort(work.ops.begin(), work.ops.end(), by_group);
   work.groups.resize(keys.size());
   for (size_t i = 0; i < work.ops.size();) {
     Group& g = work.groups[work.ops[i].group];

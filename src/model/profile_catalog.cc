@@ -95,6 +95,20 @@ void ProfileCatalog::load_gpus(sqlite3* db) {
                         " WHERE name IS NOT NULL");
     while (s.step())
       if (!s.is_null(0)) gpus_[s.int64(0)] = std::string(s.text(1));
+    // The compute capability: TARGET_INFO_GPU's computeMajor/Minor (2022.4+), TARGET_INFO_CUDA_GPU's
+    // computeCapabilityMajor/Minor (up to 2021), by the same device id as the name.
+    const char* major = t->has("computeMajor")             ? "computeMajor"
+                        : t->has("computeCapabilityMajor") ? "computeCapabilityMajor"
+                                                           : nullptr;
+    const char* minor = t->has("computeMinor")             ? "computeMinor"
+                        : t->has("computeCapabilityMinor") ? "computeCapabilityMinor"
+                                                           : nullptr;
+    if (major == nullptr || minor == nullptr) continue;
+    Statement cc(db, std::string("SELECT ") + quote_identifier(key) + ", " + quote_identifier(major) + ", " +
+                         quote_identifier(minor) + " FROM " + schema_.qualified(table));
+    while (cc.step())
+      if (!cc.is_null(0) && !cc.is_null(1) && !cc.is_null(2) && cc.int64(1) >= 0 && cc.int64(2) >= 0)
+        gpu_archs_[cc.int64(0)] = "sm_" + std::to_string(cc.int64(1)) + std::to_string(cc.int64(2));
   }
 }
 

@@ -66,6 +66,8 @@ class ProfileCatalog {
   const std::string* process_name(int64_t process_key) const;
   const std::string* thread_name(int64_t global_tid) const;
   const std::string* gpu_name(int64_t device_id) const;
+  // The device's compute capability as an architecture name ("sm_90" for 9.0), where the export records it.
+  const std::string* gpu_arch(int64_t device_id) const { return find(gpu_archs_, device_id); }
   // nsys numbers NVTX domains, and categories within them, per process: `global_id` is the globalTid of the event
   // (or a globalPid), the domain is looked up in its process. Their names are read from NVTX_EVENTS on first use
   // (a pass over the whole table, which only scans that place or show NVTX ranges need): on `db`, the caller's
@@ -146,6 +148,7 @@ class ProfileCatalog {
   std::unordered_map<int64_t, std::string> processes_;  // process_key -> name
   std::unordered_map<int64_t, std::string> threads_;    // globalTid -> name
   std::map<int64_t, std::string> gpus_;                 // deviceId -> "NVIDIA H100 80GB HBM3"
+  std::map<int64_t, std::string> gpu_archs_;            // deviceId -> "sm_90"
   sqlite3* db_ = nullptr;  // the connection it was loaded on
   mutable std::once_flag nvtx_definitions_once_;
   mutable std::map<std::pair<int64_t, int64_t>, std::string> nvtx_domains_;  // (globalPid, domainId) -> name

@@ -583,6 +583,9 @@ class KernelSource final : public GpuSource {
     shared_executed_ = arg("sharedMemoryExecuted");
     graph_id_ = arg("graphId");
     graph_node_ = arg("graphNodeId");
+    mangled_ = arg("mangledName");
+    launch_type_ = arg("launchType");
+    local_total_ = arg("localMemoryTotal");
     event_.kind = Kind::kernel;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -613,13 +616,22 @@ class KernelSource final : public GpuSource {
     common_args(o, gpu_);
     optional_int(o, "graph_id", graph_id_);
     if (int64_t node = stmt_.int64(graph_node_); node != 0) o.integer("graph_node_id", node);  // 0: not in a graph
+    // Where the export has them (nsys 2022+; the mangled name from 2022.3): the raw symbol, how it was launched
+    // (ENUM_CUDA_KERNEL_LAUNCH_TYPE), its local memory, and its device's architecture.
+    if (auto mangled = string_or_placeholder(mangled_, scratch)) o.string("mangled_name", *mangled);
+    if (auto type = stmt_.optional_int64(launch_type_)) {
+      static const char* const labels[] = {"Unknown", "Regular", "Coop Single Device", "Coop Multi Device"};
+      if (*type >= 0 && *type < 4) o.string("launch_type", labels[*type]); else o.integer("launch_type", *type);
+    }
+    optional_int(o, "local_memory_total", local_total_);
+    if (const std::string* arch = catalog_.gpu_arch(stmt_.int64(gpu_.device))) o.string("arch", *arch);
   }
 
  private:
   SelectBuilder b_;
   GpuColumns gpu_;
   int short_name_, demangled_, grid_[3], block_[3], registers_, static_shared_, dynamic_shared_, local_,
-      shared_executed_, graph_id_, graph_node_;
+      shared_executed_, graph_id_, graph_node_, mangled_, launch_type_, local_total_;
   std::string name_scratch_;
 };
 
@@ -1117,6 +1129,81 @@ class GpuMetricSource final : public EventSource {
   std::string name_scratch_;
 };
 
+// CUDA memory in use (CUDA_GPU_MEMORY_USAGE_EVENTS, nsys --cuda-memory-usage=true): one counter sample per
+// allocation or deallocation, on its GPU's "CUDA memory" track, named by its memory kind ("CUDA memory: Device").
+// Its value is the bytes in use of that kind on that device just after it: the running sum over the whole table,
+// in (start, rowid) order, of +bytes per allocation (memoryOperationType 0) and -bytes per deallocation (1), computed
+// by SQLite before any constraint applies, so a row's value is the same in every query (a window or a pid filter
+// does not restart the sum). Summed over processes: a GPU's memory is one pool, which is what runs out.
+class CudaMemorySource final : public EventSource {
+ public:
+  CudaMemorySource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
+                   const ReportContext& r)
+      : EventSource(db, catalog, r) {
+    auto col = [&](const char* c, const char* as) {
+      return (t.has(c) ? quote_identifier(c) : std::string("NULL")) + " AS " + quote_identifier(as);
+    };
+    std::string in_use =
+        "(SELECT start, rowid AS source_rowid, " + col("deviceId", "deviceId") + ", " + col("globalPid", "globalPid") +
+        ", " + col("correlationId", "correlationId") + ", " + col("contextId", "contextId") + ", " +
+        col("streamId", "streamId") + ", " + col("address", "address") + ", " + col("memKind", "memKind") + ", " +
+        col("name", "variableName") + ", bytes, memoryOperationType, "
+        "sum(CASE memoryOperationType WHEN 0 THEN coalesce(bytes, 0) WHEN 1 THEN -coalesce(bytes, 0) ELSE 0 END) "
+        "OVER (PARTITION BY " + (t.has("deviceId") ? std::string("deviceId") : std::string("NULL")) + ", " +
+        (t.has("memKind") ? std::string("memKind") : std::string("NULL")) +
+        " ORDER BY start, rowid ROWS UNBOUNDED PRECEDING) AS in_use FROM " + catalog.schema().qualified(t.name) + ")";
+    Shape shape = shape_of(Kind::cuda_memory);
+    shape.from_sql = in_use;
+    event_.kind = Kind::cuda_memory;
+    event_.placement = Placement::gpu_memory;
+    event_.instant = true;
+    prepare(t,
+            "start, NULL, source_rowid, deviceId, globalPid, correlationId, memKind, memoryOperationType, bytes, "
+            "address, variableName, contextId, streamId, in_use",
+            f, shape);
+  }
+  Kind kind() const override { return Kind::cuda_memory; }
+  std::string name_condition(const NameMatch& m, Binds&) const override {
+    return may_start_with(m, "CUDA memory") ? "1" : "0";
+  }
+  bool read_row() override {
+    read_interval(true);
+    event_.dur = 0;
+    event_.device_id = stmt_.optional_int64(kDevice).value_or(0);
+    event_.stream_id = 0;
+    read_optional(kGlobalPid, event_.has_global_id, event_.global_id);
+    read_optional(kCorrelation, event_.has_correlation, event_.correlation_id);
+    std::optional<int64_t> kind = stmt_.optional_int64(kMemKind);
+    std::string_view label = kind ? label_or(catalog_.memory_kind_label(*kind), builtin_memory_kind(*kind)) : "";
+    name_scratch_ = !kind ? "CUDA memory" : !label.empty() ? fmt::format("CUDA memory: {}", label)
+                                                           : fmt::format("CUDA memory: kind {}", *kind);
+    event_.name = name_scratch_;
+    return true;
+  }
+  void write_args(ArgsSink& o) const override {
+    o.integer("value", stmt_.int64(kInUse));  // bytes in use: the counter's value (the writers draw only this)
+    if (auto op = stmt_.optional_int64(kOperation))
+      *op == 0 ? o.string("operation", "Allocation") : *op == 1 ? o.string("operation", "Deallocation")
+                                                                 : o.integer("operation", *op);
+    optional_int(o, "bytes", kBytes);
+    optional_int(o, "address", kAddress);
+    if (auto k = stmt_.optional_int64(kMemKind)) {
+      std::string_view label = label_or(catalog_.memory_kind_label(*k), builtin_memory_kind(*k));
+      if (!label.empty()) o.string("mem_kind", label); else o.integer("mem_kind", *k);
+    }
+    if (auto name = stmt_.optional_text(kVariableName)) o.string("variable_name", *name);
+    optional_int(o, "context_id", kContext);
+    optional_int(o, "stream_id", kStream);
+    optional_int(o, "correlation_id", kCorrelation);
+  }
+
+ private:
+  // The select list's columns (the constructor's), after start, end and rowid.
+  static constexpr int kDevice = 3, kGlobalPid = 4, kCorrelation = 5, kMemKind = 6, kOperation = 7, kBytes = 8,
+                       kAddress = 9, kVariableName = 10, kContext = 11, kStream = 12, kInUse = 13;
+  std::string name_scratch_;
+};
+
 // Thread scheduling (SCHED_EVENTS): each sched-in record starts a "Running on CPU n" slice on a track beside its
 // thread, ending at the thread's next record (its sched-out), or at the end of the profile when there is none.
 class SchedSource final : public EventSource {
@@ -1348,6 +1435,7 @@ constexpr OpenReader reader_of(Kind kind) {
     case Kind::cuda_graph: return open_reader<CallSource>;
     case Kind::gpu_metric: return open_reader<GpuMetricSource>;
     case Kind::cpu_sample: return open_reader<CpuSampleSource>;
+    case Kind::cuda_memory: return open_reader<CudaMemorySource>;
   }
   return nullptr;
 }

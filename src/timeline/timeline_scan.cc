@@ -254,6 +254,7 @@ void TimelineScan::pick() {
     case Placement::gpu_stream:
     case Placement::gpu_sync: row_.has_tid = true, row_.tid = e.stream_id; break;
     case Placement::process:
+    case Placement::gpu_memory:
     case Placement::gpu_metrics: row_.has_tid = false, row_.tid = 0; break;
     default: row_.has_tid = true, row_.tid = os_tid_of(e.global_id); break;  // CPU threads, NVTX projection
   }

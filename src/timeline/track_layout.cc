@@ -42,6 +42,7 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
     case Placement::cpu_samples: key = Key{space, ev.global_id, 0, 0}; break;
     case Placement::gpu_stream: key = Key{space, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
     case Placement::gpu_sync:
+    case Placement::gpu_memory:
     case Placement::gpu_metrics: key = Key{space, ev.device_id, 0, 0}; break;
     case Placement::gpu_nvtx: key = Key{space, ev.device_id, ev.global_id, 0}; break;
     case Placement::process: key = Key{space, process_key_of(ev.global_id), 0, 0}; break;
@@ -84,6 +85,8 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
       t.pid = static_cast<int32_t>(report_base + gpu_pid(ev.device_id));
       if (ev.placement == Placement::gpu_sync) {
         t.name = "CUDA sync";
+      } else if (ev.placement == Placement::gpu_memory) {
+        t.name = "CUDA memory";
       } else if (ev.placement == Placement::gpu_nvtx) {
         const std::string* tn = catalog(ev).thread_name(ev.global_id);
         t.name = fmt::format("NVTX (GPU projection): {} (tid {})", tn ? *tn : "thread", os_tid_of(ev.global_id));

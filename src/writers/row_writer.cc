@@ -27,7 +27,24 @@ class ChromeRows final : public RowWriter {
     ev.thread_name = &thread_name;
     args_.clear();
     JsonArgs json(args_);
-    args.write(json);
+    if (kind_spec(r.kind).extent == Extent::counter) {
+      // A counter sample's args are its series: only its value (the row's other args stay in trace_events).
+      struct ValueOnly final : IgnoringArgs {
+        explicit ValueOnly(ArgsSink& to) : to_(to) {}
+        ArgsSink& integer(std::string_view k, int64_t v) override {
+          if (k == "value") to_.integer(k, v);
+          return *this;
+        }
+        ArgsSink& real(std::string_view k, double v) override {
+          if (k == "value") to_.real(k, v);
+          return *this;
+        }
+        ArgsSink& to_;
+      } value(json);
+      args.write(value);
+    } else {
+      args.write(json);
+    }
     json.close();
     ev.args = args_;
     ev.flow = FlowEnds{r.has_correlation, r.correlation_id, r.has_global_tid, r.global_tid, r.report};
@@ -49,8 +66,8 @@ class ChromeRows final : public RowWriter {
 
 class PerfettoRows final : public RowWriter {
  public:
-  PerfettoRows(OutputBuffer& out, GpuModel gpu_model, std::optional<int64_t> realtime_at_zero, int64_t boottime_at_zero)
-      : RowWriter(out), w_(out, gpu_model, realtime_at_zero, boottime_at_zero) {}
+  PerfettoRows(OutputBuffer& out, GpuModel gpu_model, std::optional<int64_t> realtime_at_zero, int64_t time_at_zero)
+      : RowWriter(out), w_(out, gpu_model, realtime_at_zero, time_at_zero) {}
   void add(const TraceRow& r, const RowArgs& args) override {
     w_.add(r, [&](ArgsSink& sink) { args.write(sink); });
   }
@@ -68,9 +85,9 @@ class PerfettoRows final : public RowWriter {
 }  // namespace
 
 std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out, GpuModel gpu_model,
-                                           std::optional<int64_t> realtime_at_zero, int64_t boottime_at_zero) {
+                                           std::optional<int64_t> realtime_at_zero, int64_t time_at_zero) {
   if (format == TraceFormat::perfetto_protobuf)
-    return std::make_unique<PerfettoRows>(out, gpu_model, realtime_at_zero, boottime_at_zero);
+    return std::make_unique<PerfettoRows>(out, gpu_model, realtime_at_zero, time_at_zero);
   return std::make_unique<ChromeRows>(out);
 }
 

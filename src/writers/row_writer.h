@@ -60,10 +60,10 @@ class RowWriter {
 };
 
 enum class TraceFormat { chrome_json, perfetto_protobuf };
-// gpu_model: how the Perfetto format writes GPU work (the JSON has one form). realtime_at_zero, boottime_at_zero:
+// gpu_model: how the Perfetto format writes GPU work (the JSON has one form). realtime_at_zero, time_at_zero:
 // Perfetto's clock snapshot (PerfettoTraceWriter); JSON has none.
 std::unique_ptr<RowWriter> make_row_writer(TraceFormat format, OutputBuffer& out, GpuModel gpu_model = GpuModel::typed,
                                            std::optional<int64_t> realtime_at_zero = std::nullopt,
-                                           int64_t boottime_at_zero = 0);
+                                           int64_t time_at_zero = 0);
 
 }  // namespace nsystrace

@@ -21,15 +21,16 @@ struct ViewerTime {
   bool moved() const { return before_zero || after_latest; }
 };
 
-inline ViewerTime viewer_time(int64_t ts, bool has_dur, int64_t dur) {
+// latest: the window's end on the writer's clock; lower than kLatestViewerTs where the trace's clock reads more than 0
+// at time 0 (a Perfetto trace on wall-clock time: the session start plus the time must stay within 2^63 too).
+inline ViewerTime viewer_time(int64_t ts, bool has_dur, int64_t dur, int64_t latest = kLatestViewerTs) {
   // (A negative duration, which only the explicit form can be given, is left to the writer as it was.)
-  if (ts >= 0 && ts <= kLatestViewerTs && (!has_dur || dur <= kLatestViewerTs - ts))
-    return ViewerTime{ts, dur, false, false};
+  if (ts >= 0 && ts <= latest && (!has_dur || dur <= latest - ts)) return ViewerTime{ts, dur, false, false};
   int64_t end = ts;
   if (has_dur && __builtin_add_overflow(ts, dur, &end)) end = dur > 0 ? INT64_MAX : INT64_MIN;
-  int64_t start = std::clamp<int64_t>(ts, 0, kLatestViewerTs);
-  int64_t stop = std::clamp<int64_t>(end, start, kLatestViewerTs);
-  return ViewerTime{start, has_dur ? stop - start : 0, ts < 0, ts > kLatestViewerTs || end > kLatestViewerTs};
+  int64_t start = std::clamp<int64_t>(ts, 0, latest);
+  int64_t stop = std::clamp<int64_t>(end, start, latest);
+  return ViewerTime{start, has_dur ? stop - start : 0, ts < 0, ts > latest || end > latest};
 }
 
 }  // namespace nsystrace

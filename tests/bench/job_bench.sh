@@ -6,7 +6,8 @@
 #   - Perfetto's trace processor (v58.2) importing the archive (time, peak memory), beside the sum over the ranks of
 #     importing each rank's trace alone (one rank's trace imported, times REPORTS: every rank is the same size);
 #   - `nsystrace stats cuda_gpu_kern_sum` over the reports with 1 worker and with WORKERS (the same figure, 0.6x).
-# Medians of --reps runs. Needs ../shared (scale-profile, the real exports, tools/perfetto), a Release build in
+# Medians of --reps runs, the runs of each pair side by side (1 worker, WORKERS, 1, WORKERS, ...); wall and CPU
+# (user + sys) seconds. Needs ../shared (scale-profile, the real exports, tools/perfetto), a Release build in
 # build/, /usr/bin/python3 and /usr/bin/time. Needs a quiet machine for its figures; --reports 4 --copies 1 --reps 1
 # checks that it runs.
 #
@@ -59,9 +60,9 @@ EOF
   list+=("$f")
 done
 
-measure() {  # measure NAME COMMAND...: appends "NAME seconds maxrss_kb" (the command's output dropped)
+measure() {  # measure NAME COMMAND...: appends "NAME seconds cpu_seconds maxrss_kb" (the command's output dropped)
   local name=$1; shift
-  /usr/bin/time -f "$name %e %M" -o "$results" -a "$@" > /dev/null 2> "$work/last.err" ||
+  /usr/bin/time -f "$name %e %U %S %M" -o "$results" -a "$@" > /dev/null 2> "$work/last.err" ||
     { cat "$work/last.err" >&2; echo "failed: $*" >&2; exit 1; }
 }
 for ((r = 0; r < reps; r++)); do
@@ -81,12 +82,13 @@ import statistics, sys
 path, reports, workers, copies, tar_kb = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 runs = {}
 for line in open(path):
-    name, sec, rss = line.split()
-    runs.setdefault(name, []).append((float(sec), int(rss)))
-med = {k: (statistics.median(s for s, _ in v), max(r for _, r in v)) for k, v in runs.items()}
+    name, sec, user, system, rss = line.split()
+    runs.setdefault(name, []).append((float(sec), int(rss), float(user) + float(system)))
+med = {k: (statistics.median(s for s, _, _ in v), max(r for _, r, _ in v)) for k, v in runs.items()}
+cpu = {k: statistics.median(c for _, _, c in v) for k, v in runs.items()}
 print(f"{reports} reports (nsysai_h100_2gpu_mfu_before_slice x{copies} each), archive {tar_kb / 1024:.1f} MB")
 for k, (s, rss) in med.items():
-    print(f"  {k:18s} {s:8.2f} s  peak {rss / 1024:8.1f} MB")
+    print(f"  {k:18s} {s:8.2f} s  cpu {cpu[k]:8.2f} s  peak {rss / 1024:8.1f} MB")
 c1, cw = med["convert_1"][0], med[f"convert_{workers}"][0]
 s1, sw = med["stats_1"][0], med[f"stats_{workers}"][0]
 print(f"  -o job.tar, {workers} workers / 1: {cw / c1:.2f}x (target <= 0.6x)")

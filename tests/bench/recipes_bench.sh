@@ -7,12 +7,15 @@
 #          with its recipe's on this profile (a baseline that computed something else would measure nothing).
 #
 #   tests/bench/recipes_bench.sh [--db FILE.sqlite | --copies N [--source FILE.sqlite]] [--reps N]
-#                                [--compare OTHER/nsystrace.so] [--only REGEX] [--skip-check]
+#                                [--compare OTHER/nsystrace.so | --compare-sql OTHER_SOURCE_DIR] [--only REGEX]
+#                                [--skip-check]
 #
 # --db: an existing profile (e.g. /work/bench/x200.sqlite), opened read-only; without it the profile is made once
 # under build/bench/ from --source with ../shared/tools/scale-profile (--copies, default 200).
 # --compare: another build of the extension (e.g. main's), run alternately with this one (A B A B), each recipe's
-# median reported beside and as a ratio. --only: the measurements whose names match (grep -E). --skip-check: no
+# median reported beside and as a ratio. --compare-sql: the recipes' SQL of another source tree (e.g. main's, from
+# `git worktree add` or `git archive main sql | tar -x -C DIR`: DIR/sql/...), run alternately with this tree's with
+# the same extension, so that the ratio is the SQL's alone. --only: the measurements whose names match (grep -E). --skip-check: no
 # comparison of the plain baselines' output with the recipes' before timing (when it was done on this profile).
 # Every measurement is a separate sqlite3 process. Printed: medians of --reps runs of the wall time and of the CPU
 # time (user + system: the figure to read on a shared machine, where wall times wait for other processes), the
@@ -20,7 +23,7 @@
 # /usr/bin/time.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-reps=3 copies=200 db="" compare="" only="" check=1
+reps=3 copies=200 db="" compare="" compare_sql="" only="" check=1
 source_db=../shared/fixtures/real/nsysai_h100_2gpu_mfu_before_slice.sqlite
 while [ $# -gt 0 ]; do
   case $1 in
@@ -29,6 +32,7 @@ while [ $# -gt 0 ]; do
     --source) source_db=$2; shift 2 ;;
     --db) db=$2; shift 2 ;;
     --compare) compare=${2%.so}; shift 2 ;;
+    --compare-sql) compare_sql=$(cd "$2" && pwd); shift 2 ;;
     --only) only=$2; shift 2 ;;
     --skip-check) check=0; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
@@ -37,6 +41,8 @@ done
 so=$PWD/build/nsystrace
 [ -f "$so.so" ] || { echo "build first: cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build" >&2; exit 2; }
 [ -z "$compare" ] || [ -f "$compare.so" ] || { echo "no $compare.so" >&2; exit 2; }
+[ -z "$compare_sql" ] || [ -d "$compare_sql/sql" ] || { echo "no $compare_sql/sql" >&2; exit 2; }
+[ -z "$compare" ] || [ -z "$compare_sql" ] || { echo "--compare and --compare-sql: one at a time" >&2; exit 2; }
 if [ -z "$db" ]; then
   mkdir -p build/bench
   db=build/bench/x$copies.sqlite
@@ -63,6 +69,7 @@ declare -A queries=(  # name -> what the extension runs
   [window_100ms]="select kind, count(*), sum(dur) from trace_events where ts between $mid and $mid + 100000000 group by kind"
   [window_100ms_derived]="select kind, count(*), sum(dur) from trace_events where ts between $mid and $mid + 100000000 and derived in (0, 1) group by kind"
 )
+declare -A other_sql=()  # name -> what --compare-sql runs
 declare -A plain=(  # name -> its plain-SQL baseline (no extension)
   [launch_join]="select count(*), count(a.nameId) from CUPTI_ACTIVITY_KIND_KERNEL k left join CUPTI_ACTIVITY_KIND_RUNTIME a on a.correlationId = k.correlationId and a.globalTid >> 24 = k.globalPid >> 24"
 )
@@ -70,6 +77,7 @@ names=()
 for r in sql/*.sql sql/nsys_stats/*.sql; do
   n=${r#sql/}; n=${n%.sql}
   queries[$n]=".read $r"
+  [ -n "$compare_sql" ] && [ -f "$compare_sql/$r" ] && other_sql[$n]=".read $compare_sql/$r"
   [ -f "tests/bench/plain/$n.sql" ] && plain[$n]=".read tests/bench/plain/$n.sql"
   names+=("$n")
 done
@@ -103,6 +111,7 @@ for i in $(seq "$reps"); do
   for n in "${names[@]}"; do
     measure "$n" -cmd ".load $so" "${queries[$n]}"
     [ -z "$compare" ] || measure "$n@compare" -cmd ".load $compare" "${queries[$n]}"
+    [ -z "${other_sql[$n]:-}" ] || measure "$n@compare" -cmd ".load $so" "${other_sql[$n]}"
     [ -z "${plain[$n]:-}" ] || measure "$n@plain" -cmd "$prelude" "${plain[$n]}"
   done
 done
@@ -117,10 +126,10 @@ echo "profile: $db ($(du -m "$db" | cut -f1) MB; $(sqlite3 "$uri" "select (selec
 echo "scan: wall $(median scan 2) s, cpu $scan_cpu s"
 header="%-34s %7s %7s %7s %8s %8s %7s"
 printf "$header" measurement wall_s cpu_s x_scan plain_s x_plain RSS_MB
-[ -z "$compare" ] && echo || printf ' %9s %8s\n' compare_s x_compare
+[ -z "$compare$compare_sql" ] && echo || printf ' %9s %8s\n' compare_s x_compare
 for n in "${names[@]}"; do
   cpu=$(median "$n" 3) pcpu=$(median "$n@plain" 3)
   printf "$header" "$n" "$(median "$n" 2)" "$cpu" "$(ratio "$cpu" "$scan_cpu")" "$pcpu" "$(ratio "$cpu" "$pcpu")" \
     "$(awk -v k="$(median "$n" 4)" 'BEGIN { print k == "-" ? "-" : int(k / 1024) }')"
-  [ -z "$compare" ] && echo || { c=$(median "$n@compare" 3); printf ' %9s %8s\n' "$c" "$(ratio "$cpu" "$c")"; }
+  [ -z "$compare$compare_sql" ] && echo || { c=$(median "$n@compare" 3); printf ' %9s %8s\n' "$c" "$(ratio "$cpu" "$c")"; }
 done

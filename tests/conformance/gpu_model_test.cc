@@ -60,8 +60,20 @@ std::vector<std::string> tp_lines(const std::string& tools, const std::string& t
 // gpu_slice (the recorded times where the slice was drawn elsewhere), and from the export's tables in plain SQL. An
 // end before the start, or none, is drawn with duration 0, the recorded end in the "invalid_end" arg (as in
 // trace_events; a NULL one is no arg).
+// The trace's times are wall-clock times (the default): the session start plus the export's (`start`), given
+// here to the queries on the trace as {S}.
+std::string with_session_start(std::string sql, int64_t start) {
+  for (size_t at; (at = sql.find("{S}")) != std::string::npos;) sql.replace(at, 3, std::to_string(start));
+  return sql;
+}
+
+int64_t session_start_of(testdb::Db& db) {
+  if (db.integer("select count(*) from sqlite_schema where name = 'TARGET_INFO_SESSION_START_TIME'") == 0) return 0;
+  return db.integer("select coalesce(max(utcEpochNs), 0) from TARGET_INFO_SESSION_START_TIME");
+}
+
 const char* kTraceGpuWork =
-    "select coalesce(extract_arg(arg_set_id, 'recorded_ts_ns'), ts) || ',' || "
+    "select coalesce(extract_arg(arg_set_id, 'recorded_ts_ns'), ts - {S}) || ',' || "
     "coalesce(extract_arg(arg_set_id, 'recorded_dur_ns'), dur) || ',' || "
     "coalesce(extract_arg(arg_set_id, 'invalid_end'), 'null') || ',' || "
     "coalesce(extract_arg(arg_set_id, 'device'), 'null') || ',' || coalesce(extract_arg(arg_set_id, 'stream'), 'null') "
@@ -146,9 +158,93 @@ std::vector<std::string> export_utilization(testdb::Db& db) {
 }
 
 const char* kTraceUtilization =
-    "select printf('%d,%d,%.4f', extract_arg(t.dimension_arg_set_id, 'gpu'), c.ts, c.value) as r from counter c "
+    "select printf('%d,%d,%.4f', extract_arg(t.dimension_arg_set_id, 'gpu'), c.ts - {S}, c.value) as r from counter c "
     "join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and t.name = 'GPU utilization' "
     "order by r";
+
+bool has_table(testdb::Db& db, const std::string& table) {
+  return db.integer("select count(*) from sqlite_schema where type = 'table' and name = '" + table + "'") > 0;
+}
+bool has_column(testdb::Db& db, const std::string& table, const std::string& column) {
+  return db.integer("select count(*) from pragma_table_info('" + table + "') where name = '" + column + "'") > 0;
+}
+
+// The GPU counters other than utilization (nsys GPU metrics, CUDA memory in use) as "gpu,name,unit,ts,value" (value
+// with 4 decimals), sorted: from the trace's gpu_counter tracks, and from the export in plain SQL.
+const char* kTraceGpuCounters =
+    "select printf('%d,%s,%s,%d,%.4f', extract_arg(t.dimension_arg_set_id, 'gpu'), t.name, coalesce(t.unit, ''), "
+    "c.ts - {S}, c.value) as r from counter c join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and "
+    "t.name != 'GPU utilization' order by r";
+
+// A metric's unit as Perfetto shows it: the MeasureUnit the writer maps the bracketed unit of its name to.
+const char* kMetricUnitSql =
+    "case when metricName like '%\\%]' escape '\\' then '%' when metricName like '%[MHz]' then 'MHz' else '' end";
+
+std::vector<std::string> export_gpu_counters(testdb::Db& db) {
+  std::string sql;
+  // GPU metrics: on the GPU typeId's low byte names (NVIDIA's recipes' rule), named by TARGET_INFO_GPU_METRICS.
+  if (has_table(db, "GPU_METRICS")) {
+    std::string names = has_table(db, "TARGET_INFO_GPU_METRICS")
+                            ? "(select distinct typeId, metricId, metricName from TARGET_INFO_GPU_METRICS)"
+                            : "(select null as typeId, null as metricId, null as metricName)";
+    sql += std::string("select printf('%d,%s,%s,%d,%.4f', g.typeId & 255, coalesce(i.metricName, 'metric ' || "
+                       "g.metricId), coalesce(") +
+           kMetricUnitSql + ", ''), g.timestamp, g.value) as r from GPU_METRICS g left join " + names +
+           " i using (typeId, metricId) where g.timestamp is not null and g.value is not null";
+  }
+  // CUDA memory in use: per (device, memory kind), the running sum of allocations' bytes minus frees'.
+  if (has_table(db, "CUDA_GPU_MEMORY_USAGE_EVENTS")) {
+    std::string kind = has_table(db, "ENUM_CUDA_MEM_KIND")
+                           ? "coalesce((select label from ENUM_CUDA_MEM_KIND where id = memKind), 'kind ' || memKind)"
+                           : "'kind ' || memKind";
+    if (!sql.empty()) sql += " union all ";
+    sql += "select printf('%d,CUDA memory: %s,B,%d,%.4f', deviceId, " + kind + ", start, sum(case "
+           "memoryOperationType when 0 then bytes when 1 then -bytes else 0 end) over (partition by deviceId, memKind "
+           "order by start, rowid rows unbounded preceding)) as r from CUDA_GPU_MEMORY_USAGE_EVENTS";
+  }
+  std::vector<std::string> out;
+  if (sql.empty()) return out;
+  for (const auto& row : db.rows(sql)) out.push_back(row[0]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The kernels' kernel_name (the mangled name where the export has one, else the short name), demangled name and
+// arch ("sm_<major><minor>" of their device), as "name|demangled|arch", sorted, from gpu_slice and from the export.
+// (A line break in a name reads "<LF>": the trace processor's answer is read line by line.)
+const char* kTraceKernelNames =
+    "select replace(coalesce(extract_arg(arg_set_id, 'kernel_name'), 'null') || '|' || "
+    "coalesce(extract_arg(arg_set_id, 'kernel_demangled_name'), 'null') || '|' || "
+    "coalesce(extract_arg(arg_set_id, 'arch'), 'null'), char(10), '<LF>') as r from gpu_slice where "
+    "render_stage_category = 2 order by r";
+
+std::vector<std::string> export_kernel_names(testdb::Db& db) {
+  const std::string k = "CUPTI_ACTIVITY_KIND_KERNEL";
+  std::vector<std::string> out;
+  if (!has_table(db, k)) return out;
+  auto string_of = [](const std::string& id) {
+    return "(select coalesce((select value from StringIds where id = " + id + "), '[missing string ' || " + id +
+           " || ']'))";
+  };
+  auto col = [&](const char* c) { return has_column(db, k, c) ? "k." + std::string(c) : std::string("null"); };
+  std::string mangled = col("mangledName"), short_name = col("shortName"), demangled = col("demangledName");
+  std::string arch = "null";
+  if (has_table(db, "TARGET_INFO_GPU") && has_column(db, "TARGET_INFO_GPU", "computeMajor"))
+    arch = "(select 'sm_' || computeMajor || computeMinor from TARGET_INFO_GPU g where g." +
+           std::string(has_column(db, "TARGET_INFO_GPU", "id") ? "id" : "deviceId") + " = coalesce(" +
+           col("deviceId") + ", 0))";
+  else if (has_table(db, "TARGET_INFO_CUDA_GPU") && has_column(db, "TARGET_INFO_CUDA_GPU", "computeCapabilityMajor"))
+    arch = "(select 'sm_' || computeCapabilityMajor || computeCapabilityMinor from TARGET_INFO_CUDA_GPU g where "
+           "g.deviceId = coalesce(" + col("deviceId") + ", 0))";
+  std::string sql = "select replace(coalesce(case when " + mangled + " is not null then " + string_of(mangled) +
+                    " end, " + string_of(short_name) + ", " + string_of(demangled) + ") || '|' || " +
+                    "coalesce(case when " + demangled + " is not null then " + string_of(demangled) +
+                    " end, 'null') || '|' || coalesce(" + arch + ", 'null'), char(10), '<LF>') from " + k +
+                    " k where start is not null";
+  for (const auto& row : db.rows(sql)) out.push_back(row[0]);
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 // Real exports as "real/<file>", our fixtures as "fixture/<name>" (a sample of each under the sanitizers: what this
 // checks is the trace, which the Release pass checks on every one).
@@ -190,7 +286,8 @@ TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
   db.integer("select perfetto_trace_file('" + trace + "') from trace_events");
 
   std::vector<std::string> expected = export_gpu_work(db);
-  std::vector<std::string> got = tp_lines(tools, trace, kTraceGpuWork);
+  const int64_t start = session_start_of(db);
+  std::vector<std::string> got = tp_lines(tools, trace, with_session_start(kTraceGpuWork, start));
   EXPECT_EQ(got.size(), expected.size()) << param << ": gpu_slice rows vs the export's kernels + memcpys + memsets";
   EXPECT_EQ(got, expected) << param;
   // The importer's own view: no error or data loss; the arrows from the calls that launched GPU work, as many as the
@@ -204,15 +301,90 @@ TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
   size_t samples = 0;
   if (param.rfind("real/", 0) == 0) {
     std::vector<std::string> utilization = export_utilization(db);
-    EXPECT_EQ(tp_lines(tools, trace, kTraceUtilization), utilization) << param;
+    EXPECT_EQ(tp_lines(tools, trace, with_session_start(kTraceUtilization, start)), utilization) << param;
     samples = utilization.size();
   }
-  std::printf("%s: %zu GPU operations as gpu_slice, %lld flows, %zu utilization samples\n", param.c_str(), got.size(),
-              static_cast<long long>(stats.integer("flows")), samples);
+  // The other GPU counters (nsys GPU metrics, CUDA memory in use), with their GPU and unit; the kernels' names and
+  // architecture.
+  // (One query for both: a trace processor run per query is most of this test's time.)
+  std::vector<std::string> counters = export_gpu_counters(db), trace_counters, trace_kernels;
+  const std::string counters_and_kernels = std::string("select 'c' || r from (") + kTraceGpuCounters +
+                                           ") union all select 'k' || r from (" + kTraceKernelNames + ")";
+  for (const std::string& line : tp_lines(tools, trace, with_session_start(counters_and_kernels, start)))
+    (line[0] == 'c' ? trace_counters : trace_kernels).push_back(line.substr(1));
+  std::sort(trace_counters.begin(), trace_counters.end());
+  std::sort(trace_kernels.begin(), trace_kernels.end());
+  EXPECT_EQ(trace_counters, counters) << param;
+  EXPECT_EQ(trace_kernels, export_kernel_names(db)) << param;
+  if (param == "fixture/gpu_counters") {  // the totals known by construction (tests/fixtures/gpu_counters.sql)
+    std::vector<std::string> memory;
+    for (const std::string& c : counters)
+      if (c.find(",CUDA memory") != std::string::npos) memory.push_back(c);
+    EXPECT_EQ(memory, (std::vector<std::string>{
+                          "0,CUDA memory: Device,B,1000,1024.0000", "0,CUDA memory: Device,B,2000,5120.0000",
+                          "0,CUDA memory: Device,B,3000,4096.0000", "0,CUDA memory: Device,B,4000,4608.0000",
+                          "0,CUDA memory: Device,B,5000,512.0000", "0,CUDA memory: Pinned,B,1500,256.0000",
+                          "1,CUDA memory: Device,B,2500,8589934592.0000", "1,CUDA memory: Device,B,6000,0.0000"}));
+    EXPECT_EQ(counters.size(), 13u);  // and the 5 GPU metric samples
+  }
+  std::printf("%s: %zu GPU operations as gpu_slice, %lld flows, %zu utilization samples, %zu other counter samples\n",
+              param.c_str(), got.size(), static_cast<long long>(stats.integer("flows")), samples, counters.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Exports, GpuModel, ::testing::ValuesIn(profiles()), test_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuModel);
+
+// Several reports in one trace (ATTACHed exports, `schema in (...)`): each report's GPUs are GPUs of their own
+// (Perfetto gpu id = report * 2^23 + device), and every GPU operation and counter sample of each is there, on its
+// report's GPU. main and rank1: the same generated work on GPUs 0 and 1 (the same pids, correlation ids and GPU
+// numbers); rank2: the GPU counters fixture.
+TEST(GpuModelReports, EachReportsGpusAreApartAndEveryOperationIsThere) {
+  std::string tools = perfetto_tools();
+  if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: the GPU model check NOT run";
+  testdb::TempDir dir("nsystrace_gpu_reports");
+  const char* fixtures[] = {"concurrent_gpu_work", "concurrent_gpu_work", "gpu_counters"};
+  for (int r = 0; r < 3; ++r) {
+    testdb::Db make(dir.file("rank" + std::to_string(r) + ".sqlite"), false, true);
+    make.exec_file(testdb::source_dir() + "/tests/fixtures/" + fixtures[r] + ".sql");
+  }
+  testdb::Db db(dir.file("rank0.sqlite"), /*load_shared_object=*/true);
+  db.exec("attach 'file:" + dir.file("rank1.sqlite") + "?mode=ro' as rank1");
+  db.exec("attach 'file:" + dir.file("rank2.sqlite") + "?mode=ro' as rank2");
+  std::string trace = dir.file("t.pftrace");
+  db.integer("select perfetto_trace_file('" + trace +
+             "') from trace_events where schema in ('main', 'rank1', 'rank2')");
+  testjson::Value stats = testjson::parse(run(tools + "/import-stats " + trace));
+  EXPECT_EQ(stats.get("stats")->items.size(), 0u) << run(tools + "/import-stats " + trace);
+  // Every kernel of every report, as "gpu id,ts,dur", from the trace and from each export (none has a session start:
+  // the reports share one clock with no offset).
+  std::vector<std::string> expected;
+  for (int r = 0; r < 2; ++r) {
+    testdb::Db one(dir.file("rank" + std::to_string(r) + ".sqlite"));
+    for (const auto& row : one.rows("select (" + std::to_string(r << 23) + " + deviceId) || ',' || start || ',' || "
+                                    "(\"end\" - start) from CUPTI_ACTIVITY_KIND_KERNEL"))
+      expected.push_back(row[0]);
+  }
+  std::sort(expected.begin(), expected.end());
+  std::vector<std::string> got = tp_lines(
+      tools, trace,
+      with_session_start("select extract_arg(t.dimension_arg_set_id, 'gpu') || ',' || (s.ts - {S}) || ',' || s.dur "
+                         "as r from gpu_slice s join gpu_track t on t.id = s.track_id order by r",
+                         session_start_of(db)));
+  EXPECT_EQ(got.size(), 4000u);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(tp_lines(tools, trace,
+                     "select distinct cast(extract_arg(t.dimension_arg_set_id, 'gpu') as text) as g from gpu_slice s "
+                     "join gpu_track t on t.id = s.track_id order by g"),
+            (std::vector<std::string>{"0", "1", "8388608", "8388609"}));
+  // rank2's counters are on its own GPUs 2 * 2^23 and 2 * 2^23 + 1, as the single report has them on 0 and 1.
+  testdb::Db rank2(dir.file("rank2.sqlite"), /*load_shared_object=*/true);
+  std::vector<std::string> counters;
+  for (const std::string& c : export_gpu_counters(rank2))  // "device,..." -> "2 * 2^23 + device,..."
+    counters.push_back(std::to_string((2 << 23) + std::stoll(c.substr(0, c.find(',')))) + c.substr(c.find(',')));
+  std::sort(counters.begin(), counters.end());
+  EXPECT_EQ(tp_lines(tools, trace, with_session_start(kTraceGpuCounters, session_start_of(db))), counters);
+  EXPECT_EQ(counters.size(), 13u);
+}
 
 // The option: 'slices' writes GPU work as TrackEvent slices (no gpu_slice); anything else is refused.
 TEST(GpuModelOption, SlicesWritesNoGpuSliceAndBadValuesAreRefused) {

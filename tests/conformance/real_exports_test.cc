@@ -176,6 +176,12 @@ std::string run(const std::string& command) {
 }
 
 // ../shared's Perfetto tools (import-stats, trace-processor), or "" when absent: the tests that need them skip.
+// A Perfetto trace's times are wall-clock times (the default): the export's session start plus its own times.
+int64_t session_start_ns(testdb::Db& db) {
+  if (db.integer("select count(*) from sqlite_schema where name = 'TARGET_INFO_SESSION_START_TIME'") == 0) return 0;
+  return db.integer("select coalesce(max(utcEpochNs), 0) from TARGET_INFO_SESSION_START_TIME");
+}
+
 std::string perfetto_tools() {
   if (testdb::shared_fixtures_dir().empty()) return "";
   std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
@@ -266,9 +272,11 @@ TEST_P(RealExportInPerfetto, PerfettoProtobufHoldsWhatTheJsonHolds) {
   // is in Perfetto's GPU compute model in the protobuf (gpu_slice: no category, its kind in the "description" arg).
   const std::string slices =
       "select ts, dur, name, category from slice where category != 'cpu_sample' order by ts, dur, name, category";
+  // The protobuf's times are wall-clock times (the default): the session start plus the JSON's.
+  const std::string start = std::to_string(session_start_ns(db));
   const std::string proto_slices =
-      "select ts, dur, name, coalesce(category, extract_arg(arg_set_id, 'description')) as category from slice "
-      "where category is null or category != 'cpu_sample' order by ts, dur, name, category";
+      "select ts - " + start + " as ts, dur, name, coalesce(category, extract_arg(arg_set_id, 'description')) as "
+      "category from slice where category is null or category != 'cpu_sample' order by ts, dur, name, category";
   for (const std::string& where : filters) {
     if (db.integer("select count(*) from trace_events " + where) == 0) continue;
     std::string json = dir.file("t.json.gz"), proto = dir.file("t.pftrace");
@@ -356,7 +364,7 @@ TEST_P(RealExportInPerfetto, PerfettoHoldsEverySampleWithItsStack) {
   // The deepest stack (the first of them in time), outermost frame first, as Perfetto reads it back.
   int64_t id = db.integer("select c.id from SAMPLING_CALLCHAINS c join COMPOSITE_EVENTS e on e.id = c.id "
                           "order by c.stackDepth desc, e.start, e.globalTid limit 1");
-  int64_t ts = db.integer("select start from COMPOSITE_EVENTS where id = " + std::to_string(id));
+  int64_t ts = db.integer("select start from COMPOSITE_EVENTS where id = " + std::to_string(id)) + session_start_ns(db);
   int64_t tid = db.integer("select globalTid & 16777215 from COMPOSITE_EVENTS where id = " + std::to_string(id));
   std::string expected = "\"name\",\"module\"\n";
   for (const auto& r : db.rows("select s.value, m.value from SAMPLING_CALLCHAINS c join StringIds s on s.id = c.symbol "

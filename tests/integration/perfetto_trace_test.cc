@@ -325,6 +325,9 @@ TEST(PerfettoTraceFixtures, ExtremeTimesAreDrawnWithinTheViewersRange) {
   for (const char* fixture : {"hostile", "negative_times"}) {
     testdb::Db db;
     db.exec_file(testdb::source_dir() + "/tests/fixtures/" + fixture + ".sql");
+    // On the session's time, the window is [0, kLatestViewerTs]; on wall-clock time (the default) it ends the session
+    // start earlier (trace_clock_test).
+    db.exec("select nsystrace_option('wall_clock', 0)");
     Decoded d = decode_trace(fixture_trace(db));
     for (const auto& p : d.problems) ADD_FAILURE() << fixture << ": " << p;
     std::map<uint64_t, std::vector<int64_t>> open;  // per track: the begin times of its open slices
@@ -355,6 +358,7 @@ TEST(PerfettoTraceFixtures, ExtremeTimesAreDrawnWithinTheViewersRange) {
   // The mark at INT64_MAX: at the latest time, its recorded time in args.
   testdb::Db db;
   db.exec_file(testdb::source_dir() + "/tests/fixtures/negative_times.sql");
+  db.exec("select nsystrace_option('wall_clock', 0)");
   Decoded d = decode_trace(fixture_trace(db, "where name = 'int64 max mark'"));
   ASSERT_EQ(d.events.size(), 1u);
   EXPECT_EQ(d.events[0].ts, kLatest);
@@ -377,6 +381,7 @@ TEST(PerfettoTraceFixtures, AReportShiftedPastInt64IsDrawnAtTheLatestTime) {
               (name == std::string("main") ? "1767225600000000000" : "1767225605000000000") + ")");
   }
   testdb::Db db(dir.file("main.sqlite"));
+  db.exec("select nsystrace_option('wall_clock', 0)");  // the window on the session's time, as above
   db.exec("attach 'file:" + dir.file("late.sqlite") + "?mode=ro' as late");
   const std::string where = "where schema = 'late' and kind = 'kernel'";
   ASSERT_EQ(db.integer("select count(*) from trace_events " + where + " and ts = 9223372036854775807 and dur = 807"), 1);

@@ -201,6 +201,27 @@ TEST(ProjectionDifferential, GeneratedExportsMatchTheReferenceWithOneAndSeveralT
   EXPECT_GT(nonempty, 250);  // the generator makes ranges with work, not empty projections
 }
 
+// In a file, with threads: the ranges are read on a connection of their own while this one reads the calls and
+// the GPU operations (in memory, everything is read on one connection: the case above).
+TEST(ProjectionDifferential, GeneratedFilesReadOnTwoConnectionsMatchTheReference) {
+  testdb::TempDir dir("nsystrace_projection_files");
+  std::mt19937_64 rng(20261126);
+  for (int round = 0; round < 8; ++round) {
+    std::string file = dir.file("generated" + std::to_string(round) + ".sqlite");
+    {
+      testdb::Db make(file, false, true);
+      make.exec_file(testdb::source_dir() + "/tests/fixtures/nvtx_projection.sql");
+      generate(make, rng, static_cast<int>(rng() % 100) + 1, static_cast<int>(rng() % 250) + 1, /*odd_times=*/true);
+    }
+    testdb::Db db(file);
+    auto catalog = ProfileCatalog::load(db.get(), "main");
+    std::vector<std::string> expected = described(reference_projection(db.get(), *catalog));
+    EXPECT_FALSE(expected.empty()) << "round " << round;
+    EXPECT_EQ(described(*project(db, 2)), expected) << "round " << round << ", 2 threads";
+    EXPECT_EQ(described(*project(db, 3)), expected) << "round " << round << ", 3 threads";
+  }
+}
+
 // The fixtures' exports, and the hand-made one of the projection's rules.
 TEST(ProjectionDifferential, FixturesMatchTheReference) {
   for (const char* fixture : {"nvtx_projection", "projection_extremes", "hostile", "graphs", "nvtx_domains_per_process",

@@ -1,6 +1,8 @@
-// The clock snapshot that begins every Perfetto trace: BOOTTIME and the incremental clock at the trace's time 0, and
-// REALTIME at the same instant (the earliest session start of the reports it holds), which is how Perfetto places
-// several traces of a job on one timeline. Decoded from the bytes (tests/support/proto_decode.h).
+// The clock snapshot that begins every Perfetto trace: the trace's own clock (the session clock, primary), BOOTTIME
+// and REALTIME at the trace's time 0, and the incremental clock the packets use. By default the trace's clock reads
+// wall-clock time (the earliest session start of the reports it holds at time 0), and BOOTTIME reads it in every
+// trace: how Perfetto lines up the traces of a job packed by hand (docs/job.md, Clocks; the archive itself is tested
+// with Perfetto's importer in tests/python/test_job.py). Decoded from the bytes (tests/support/proto_decode.h).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -10,7 +12,7 @@
 
 namespace {
 
-constexpr uint64_t kRealtime = 1, kBoottime = 6, kIncremental = 64;
+constexpr uint64_t kRealtime = 1, kBoottime = 6, kIncremental = 64, kSession = 128;
 
 // The example profile's session start (examples/example_profile.sql).
 int64_t session_start(testdb::Db& db) {
@@ -61,15 +63,44 @@ TEST(TraceClock, REALTIMEAtTimeZeroIsTheSessionStart) {
   db.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
   int64_t start = session_start(db);
   ASSERT_GT(start, 0);
+  // The default: the trace's times are wall-clock times, BOOTTIME too.
+  EXPECT_EQ(db.integer("select nsystrace_option('wall_clock')"), 1);
   Clocks c = clocks_of(blob(db));
-  EXPECT_EQ(c.primary, kBoottime);
-  EXPECT_EQ(c.at_zero, (std::map<uint64_t, uint64_t>{{kRealtime, start}, {kBoottime, 0}, {kIncremental, 0}}));
+  EXPECT_EQ(c.primary, kSession);
+  EXPECT_EQ(c.at_zero, (std::map<uint64_t, uint64_t>{
+                           {kSession, start}, {kRealtime, start}, {kBoottime, start}, {kIncremental, 0}}));
   EXPECT_NE(c.metadata.find("\"realtime_ns_at_time_zero\":" + std::to_string(start)), std::string::npos)
       << c.metadata;
-  // wall_clock: BOOTTIME reads REALTIME (traces that share a machine in an archive agree on its BOOTTIME).
-  EXPECT_EQ(db.integer("select nsystrace_option('wall_clock', 1)"), 1);
+  // wall_clock 0: the trace's times are the session's; BOOTTIME still reads wall-clock time, so such traces packed
+  // with others still agree on their machine's BOOTTIME.
+  EXPECT_EQ(db.integer("select nsystrace_option('wall_clock', 0)"), 0);
   c = clocks_of(blob(db));
-  EXPECT_EQ(c.at_zero, (std::map<uint64_t, uint64_t>{{kRealtime, start}, {kBoottime, start}, {kIncremental, 0}}));
+  EXPECT_EQ(c.primary, kSession);
+  EXPECT_EQ(c.at_zero, (std::map<uint64_t, uint64_t>{
+                           {kSession, 0}, {kRealtime, start}, {kBoottime, start}, {kIncremental, 0}}));
+}
+
+// On wall-clock time the viewer's window ends the session start earlier than kLatestViewerTs (viewer_time.h), so
+// that no time in the trace, the session start plus the time, passes 2^63: negative_times.sql's mark at INT64_MAX
+// is drawn there, its recorded time in args.
+TEST(TraceClock, OnWallClockTimeTheLatestTimeStaysWithinInt64) {
+  constexpr int64_t kLatest = 9223372036854000000;  // viewer_time.h
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/tests/fixtures/negative_times.sql");
+  int64_t start = session_start(db);
+  std::string trace = blob(db, "where name = 'int64 max mark'");
+  Clocks c = clocks_of(trace);
+  ASSERT_EQ(c.at_zero.at(kSession), uint64_t(start));
+  int64_t clock = 0;  // the incremental clock, from 0 at the trace's time 0
+  int64_t mark = -1;
+  for (const auto& p : testproto::fields(trace, 1)) {
+    auto ts = testproto::fields(p.bytes, 8);
+    if (ts.empty() || testproto::fields(p.bytes, 11).empty()) continue;  // track events only
+    clock += static_cast<int64_t>(ts[0].varint);
+    mark = clock;
+  }
+  EXPECT_EQ(mark, kLatest - start);
+  EXPECT_EQ(mark + start, kLatest);
 }
 
 TEST(TraceClock, SeveralReportsAreAnchoredAtTheEarliestSessionStart) {
@@ -97,9 +128,8 @@ TEST(TraceClock, WithoutASessionStartTheTraceHasNoREALTIMEAndSaysSo) {
   testdb::Db db;
   db.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
   db.exec("drop table TARGET_INFO_SESSION_START_TIME");
-  db.exec("select nsystrace_option('wall_clock', 1)");
   Clocks c = clocks_of(blob(db));
-  EXPECT_EQ(c.at_zero, (std::map<uint64_t, uint64_t>{{kBoottime, 0}, {kIncremental, 0}}));
+  EXPECT_EQ(c.at_zero, (std::map<uint64_t, uint64_t>{{kSession, 0}, {kBoottime, 0}, {kIncremental, 0}}));
   EXPECT_NE(c.metadata.find("\"realtime_ns_at_time_zero\":\"unknown: no session start"), std::string::npos)
       << c.metadata;
 }

@@ -2,8 +2,9 @@
 (trace processor v58.2 in ../shared/tools/perfetto): 16 reports made from the real exports, their session starts
 moved by known amounts (out of rank order), on two hosts, import as one trace with every event of every rank
 (slices and stack samples), every kernel of every rank at its session start plus its time in the report, two
-machines, and no error or data_loss stat. Then a report without a session start placed at the job's time 0, the
-.zip form, and the single-trace merge's error past 11 reports.
+machines, and no error or data_loss stat. The same traces packed by hand (tarfile, no manifest) line up the same,
+and one default trace alone reads wall-clock time (the session's with wall_clock 0). Then a report without a session
+start placed at the job's time 0, the .zip form, and the single-trace merge's error past 11 reports.
 
   test_job.py SOURCE_DIR BUILD_DIR          (exit 77, said, when ../shared is absent)
 """
@@ -138,6 +139,76 @@ if __name__ == "__main__":
         check("each rank's first kernel at its expected offset from the others",
               len(first_kernels) >= 12 and all(ts in placed for ts in first_kernels.values()),
               {k: ts for k, ts in first_kernels.items() if ts not in placed})
+
+        # Default traces packed by hand (Python's tarfile, no manifest), the latest-started rank first: Perfetto puts
+        # them all on one machine, whose BOOTTIME reads wall-clock time in each; they line up in wall-clock time.
+        # The archive's traces are the ones a conversion with the default options writes (checked on one rank).
+        alone = os.path.join(tmp, "alone.pftrace")
+        conn = sqlite3.connect(f"file:{reports[1]}?mode=ro", uri=True)
+        nsystrace.load(conn)
+        conn.execute("select nsystrace_option('progress', 0)")
+        conn.execute(f"select perfetto_trace_file(?) from trace_events {job.DEFAULT_WHERE}", (alone,)).fetchall()
+        session_kernels = [r[0] for r in conn.execute("select ts from trace_events where kind = 'kernel'")]
+        conn.close()
+        by_hand = os.path.join(tmp, "by_hand.tar")
+        members = job.member_names(reports)
+        order = sorted(range(len(reports)), key=lambda k: -SHIFT[k])  # the latest session start first
+        with tarfile.open(archive) as packed, tarfile.open(by_hand, "w") as out:
+            with open(alone, "rb") as f:
+                check("the archive's trace of a rank is its default conversion's",
+                      packed.extractfile(members[1]).read() == f.read())
+            for k in order:
+                data = packed.extractfile(members[k]).read()
+                info = tarfile.TarInfo(f"r{k}.pftrace")
+                info.size = len(data)
+                out.addfile(info, io.BytesIO(data))
+        stats = import_stats(by_hand)
+        check("traces packed by hand import without an error or data_loss stat", stats["stats"] == [], stats["stats"])
+        check("every slice of every rank packed by hand", stats["slices"] == expected_slices,
+              f"{stats['slices']} != {expected_slices}")
+        kernels = sorted(int(r[0]) for r in query(by_hand, KERNEL_SLICES))
+        check("packed by hand: every kernel of every rank at its session start + its time", kernels == sorted(expected_kernels),
+              f"{len(kernels)} kernels, {len(expected_kernels)} expected")
+        placed = set(kernels)
+        check("packed by hand: each rank's first kernel at its offset from the others",
+              all(ts in placed for ts in first_kernels.values()),
+              {k: ts for k, ts in first_kernels.items() if ts not in placed})
+        # Flow arrows stay within their rank: Perfetto links equal flow ids across the traces of one machine, so
+        # each trace's ids are its own. The truth: the same traces, each on a machine of its own.
+        apart = os.path.join(tmp, "apart.tar")
+        with tarfile.open(archive) as packed, tarfile.open(apart, "w") as out:
+            files = []
+            for k, member in enumerate(members):
+                data = packed.extractfile(member).read()
+                info = tarfile.TarInfo(member)
+                info.size = len(data)
+                out.addfile(info, io.BytesIO(data))
+                files.append({"path": member, "machine": {"name": f"rank {k}"}})
+            text = json.dumps({"perfetto_manifest": {"version": 1, "trace_time": {"clock": "REALTIME"},
+                                                     "files": files}}).encode()
+            info = tarfile.TarInfo(job.MANIFEST_NAME)
+            info.size = len(text)
+            out.addfile(info, io.BytesIO(text))
+        flows = {name: int(query(trace, "select count(*) from flow")[0][0])
+                 for name, trace in (("apart", apart), ("archive", archive), ("by hand", by_hand))}
+        check("flow arrows: as many in the archive and packed by hand as with every rank on a machine of its own",
+              flows["apart"] > 1000 and flows["archive"] == flows["apart"] == flows["by hand"], flows)
+        # One default trace alone: no error stat, its kernels at the session start + trace_events.ts (wall-clock
+        # time); with nsystrace_option('wall_clock', 0), at trace_events.ts.
+        stats = import_stats(alone)
+        check("a single default trace imports without an error or data_loss stat", stats["stats"] == [], stats["stats"])
+        kernels = sorted(int(r[0]) for r in query(alone, KERNEL_SLICES))
+        check("a single default trace: its kernels at the session start + their time",
+              kernels == sorted(BASE + SHIFT[1] + ts for ts in session_kernels) and kernels, kernels[:3])
+        conn = sqlite3.connect(f"file:{reports[1]}?mode=ro", uri=True)
+        nsystrace.load(conn)
+        conn.execute("select nsystrace_option('progress', 0)")
+        conn.execute("select nsystrace_option('wall_clock', 0)")
+        conn.execute(f"select perfetto_trace_file(?) from trace_events {job.DEFAULT_WHERE}", (alone,)).fetchall()
+        conn.close()
+        kernels = sorted(int(r[0]) for r in query(alone, KERNEL_SLICES))
+        check("wall_clock 0: its kernels at their time since the session start", kernels == sorted(session_kernels),
+              kernels[:3])
 
         # A report without a session start (exports before 2021): a machine of its own, its time 0 at the job's.
         legacy = os.path.join(tmp, "legacy.sqlite")

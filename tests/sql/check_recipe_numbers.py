@@ -3,6 +3,8 @@
 
   check_recipe_numbers.py SQLITE3 EXTENSION PROFILE...
 
+ONLY=REGEX in the environment checks only the recipes (and `diff.sql`) whose file name matches it (while editing one).
+
 Each recipe runs as users run it (the sqlite3 shell, `.load`, `.read`, -json output). Its reference here reads
 only the export's own tables (CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, StringIds), never trace_events or
 nvtx_kernel_ranges, and is written independently: interval unions and overlaps are computed in Python on integer
@@ -328,7 +330,7 @@ def nvtx_gpu_time(raw):
             for name, r in rows]
 
 
-def gpu_busy(raw, bucket_ns=100_000_000):
+def gpu_busy(raw, bucket_ns=100_000_000, max_buckets=100_000):
     per_device = defaultdict(list)
     for d, s, e in raw.gpu_work():
         per_device[d].append((s, e))
@@ -336,6 +338,9 @@ def gpu_busy(raw, bucket_ns=100_000_000):
     if not busy:
         return []
     t0 = min(b[0][0] for b in busy.values())  # the first GPU operation: the span holding GPU work only
+    t_end = max(b[-1][1] for b in busy.values())
+    if t_end // max_buckets - t0 // max_buckets >= bucket_ns:  # more than max_buckets buckets: widened
+        bucket_ns = t_end // max_buckets - t0 // max_buckets + 1
     buckets = defaultdict(lambda: defaultdict(int))
     for d, intervals in busy.items():
         for s, e in intervals:
@@ -718,7 +723,7 @@ def run_diff(before, after):
     return [list(row.values()) for row in json.loads(out)] if out.strip() else []
 
 
-def queue_depth(raw, bucket_ns=100_000_000):
+def queue_depth(raw, bucket_ns=100_000_000, max_buckets=100_000):
     """Per (device, stream, bucket): the most operations queued at once (call start, or the operation's own start
     when earlier or unrecorded, to its end) and the time-weighted mean."""
     calls = api_calls(raw)
@@ -732,6 +737,9 @@ def queue_depth(raw, bucket_ns=100_000_000):
     if not streams:
         return []
     t0 = min(q for ops in streams.values() for q, _ in ops)
+    t_end = max(e for ops in streams.values() for _, e in ops)
+    if t_end // max_buckets - t0 // max_buckets >= bucket_ns:  # more than max_buckets buckets: widened
+        bucket_ns = t_end // max_buckets - t0 // max_buckets + 1
     out = []
     for (d, st) in sorted(streams):
         events = sorted([(q, 1) for q, _ in streams[(d, st)]] + [(e, -1) for _, e in streams[(d, st)]])
@@ -776,6 +784,8 @@ CHECKS = {
     "nsys_stats/cuda_api_sum.sql": (cuda_api_sum, lambda r: r),
 }
 
+if os.environ.get("ONLY"):
+    CHECKS = {k: v for k, v in CHECKS.items() if re.search(os.environ["ONLY"], k)}
 passed = failed = 0
 
 
@@ -801,6 +811,8 @@ for profile in PROFILES:
 # sql/diff.sql on each profile and the next (and the last and the first): its kernel and NVTX rows against the
 # reference, as sets; the 'event' rows (every kind) are the catalog's and are left out.
 for before_path, after_path in zip(PROFILES, PROFILES[1:] + PROFILES[:1]):
+    if os.environ.get("ONLY") and not re.search(os.environ["ONLY"], "diff.sql"):
+        break
     ours = sorted((r[:9] for r in run_diff(before_path, after_path) if r[0] != "event"), key=repr)
     expected = sorted(diff_rows(Raw(before_path), Raw(after_path)), key=repr)
     compare(f"diff.sql on {before_path.rsplit('/', 1)[-1]} -> {after_path.rsplit('/', 1)[-1]}", ours, expected)

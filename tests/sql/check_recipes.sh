@@ -81,6 +81,22 @@ types() { sed -n '/-- BEGIN kernel_types/,/-- END kernel_types/p' "$src/sql/$1";
 if [ -n "$(types kernel_breakdown.sql)" ] && [ "$(types kernel_breakdown.sql)" = "$(types gpu_time_breakdown.sql)" ]; then
   passed=$((passed + 1)); else echo "FAILED: the kernel_types tables of kernel_breakdown.sql and gpu_time_breakdown.sql differ"
   failed=$((failed + 1)); fi
+# A damaged export (tests/fixtures/hostile.sql: GPU work at both ends of the int64 range, a 3 MB name): every
+# recipe ends, without error, in bounded time; the bucketed recipes widen their buckets to at most 100,000 (the
+# rule in docs/limits.md), their bucket numbers and starts stay exact integers; gpu_idle's totals past 2^63 - 1 ns
+# read as a REAL, not an error.
+"$sqlite3_bin" "$tmp/hostile.sqlite" < "$src/tests/fixtures/hostile.sql"
+h=$tmp/hostile.sqlite
+for r in "$src"/sql/*.sql "$src"/sql/nsys_stats/*.sql; do
+  if out=$(timeout 60 "$sqlite3_bin" -bail "file:$h?mode=ro" -cmd ".load $so" ".read $r" 2>&1 >/dev/null) && [ -z "$out" ]
+  then passed=$((passed + 1)); else echo "FAILED: $(basename "$r") on hostile.sqlite (exit $?): $out" | head -3
+    failed=$((failed + 1)); fi
+done
+# (2^64 - 1624) ns of span in 100,000 buckets: 184467440737096 ns each (the bucket_start_ns of bucket 1 is t0 + w).
+check "hostile span: bounded buckets" gpu_busy.sql 'NR == 100000 && $2 == 99999 && $3 == 9223187569414087096' "$h"
+check "hostile span: second bucket" gpu_busy.sql 'NR == 2 && $3 == -9223187569414038712' "$h"
+check "hostile span: queue depth" queue_depth.sql '$3 == 49999 && $4 == -184467440712904 && $5 == 2' "$h"
+check "hostile span: idle totals" gpu_idle.sql 'NR == 1 && $4 == 9223372036854775100 && $10 == "1.84467440737095e+19"' "$h"
 # Every number against its reference over the raw tables (Debian's python3: standard library only).
 python=/usr/bin/python3; [ -x "$python" ] || python=python3
 if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${profiles[@]}"; then failed=$((failed + 1)); fi

@@ -18,7 +18,8 @@ from nsystrace.connection import Connection, check_profiles, export_reports, sql
 from nsystrace.errors import ConversionFailed, Failure
 
 KINDS = ["nvtx", "cuda_api", "kernel", "memcpy", "memset", "sync", "nvtx_kernel", "osrt", "sched", "cuda_event",
-         "diagnostic", "graph", "cudnn", "cublas", "mpi", "cuda_graph", "gpu_metric", "cpu_sample"]
+         "diagnostic", "graph", "cudnn", "cublas", "mpi", "cuda_graph", "gpu_metric", "cpu_sample",
+         "cuda_memory"]
 # How trace_events numbers processes (docs/sql-reference.md: Tracks; Several reports on one timeline): a GPU's rows
 # are drawn under pid 2^24 + its device id, and report r adds r * 2^25 to its pids.
 GPU_PID_BASE = 1 << 24

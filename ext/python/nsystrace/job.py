@@ -6,13 +6,12 @@ processor and ui.perfetto.dev (v58 and later) read to merge them onto one timeli
     nsystrace.job.convert_job(["rank0.sqlite", ...], "job.tar")
 
 How the ranks line up (docs/job.md): every trace carries a clock snapshot relating its clock to REALTIME (the
-export's session start, TARGET_INFO_SESSION_START_TIME.utcEpochNs). The archive's traces are written with
-nsystrace_option('wall_clock', 1), so a machine's clock (its BOOTTIME) reads wall-clock time in every trace of that
-machine; the manifest names each file's machine after the export's host name (TARGET_INFO_SYSTEM_ENV `Hostname`:
-ranks of one host share a machine) and makes REALTIME the merged trace's clock. A report without a session start
-gets a machine of its own, placed at the job's time 0 (the earliest session start) by a clock entry of the manifest.
+export's session start, TARGET_INFO_SESSION_START_TIME.utcEpochNs), and its BOOTTIME reads wall-clock time, so the
+traces of one machine agree on it; the manifest names each file's machine after the export's host name
+(TARGET_INFO_SYSTEM_ENV `Hostname`: ranks of one host share a machine) and makes REALTIME the merged trace's clock.
+A report without a session start gets a machine of its own, placed at the job's time 0 (the earliest session start)
+by a clock entry of the manifest. The traces are the ones a single conversion writes, with its default options.
 """
-import io
 import json
 import os
 import shutil
@@ -64,7 +63,7 @@ def manifest(infos, members):
         stem = member[:-len(".pftrace")]
         entry = {"path": member}
         if info["session_start_utc_ns"] is not None:
-            # One machine per host: its clock reads wall-clock time in each of its traces (wall_clock), so they agree.
+            # One machine per host: its BOOTTIME reads wall-clock time in each of its traces, so they agree.
             entry["machine"] = {"name": info["host"] or stem}
         else:
             # No session start: its clock is its own (a machine of its own), its time 0 put at the job's.
@@ -80,10 +79,68 @@ def manifest(infos, members):
     return {"perfetto_manifest": body}
 
 
+class PlainTar:
+    """A plain TAR (POSIX pax headers, as tarfile writes them) written member by member, each trace's bytes copied
+    file to file by the kernel (copy_file_range) instead of through Python's buffers: packing then costs the main
+    process almost nothing beside the conversions (tests/bench/RESULTS.md)."""
+
+    def __init__(self, path):
+        self.out = open(path, "wb")
+
+    def _header(self, name, size):
+        info = tarfile.TarInfo(name)
+        info.size, info.mtime = size, int(time.time())
+        self.out.write(info.tobuf(tarfile.PAX_FORMAT))
+
+    def _pad(self, size):
+        self.out.write(b"\0" * (-size % tarfile.BLOCKSIZE))
+
+    def add_bytes(self, name, data):
+        self._header(name, len(data))
+        self.out.write(data)
+        self._pad(len(data))
+
+    def add_file(self, path, name):
+        with open(path, "rb") as src:
+            size = os.fstat(src.fileno()).st_size
+            self._header(name, size)
+            self.out.flush()
+            copied = 0
+            try:
+                while copied < size:
+                    n = os.copy_file_range(src.fileno(), self.out.fileno(), size - copied)
+                    if n == 0:
+                        break
+                    copied += n
+            except OSError:  # a filesystem or kernel without it: through Python, from where it stopped
+                src.seek(copied)
+                self.out.seek(0, os.SEEK_END)
+                shutil.copyfileobj(src, self.out, 1 << 20)
+                copied = size
+            if copied != size:
+                raise OSError(f"{path}: {copied} of its {size} bytes copied into the archive")
+            self.out.seek(0, os.SEEK_END)
+        self._pad(size)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, traceback):
+        try:
+            if kind is None:  # the end of the archive: two zero blocks, the whole padded to tarfile's record size
+                self.out.write(b"\0" * (2 * tarfile.BLOCKSIZE))
+                self._pad_to_record()
+        finally:
+            self.out.close()
+
+    def _pad_to_record(self):
+        self.out.write(b"\0" * (-self.out.tell() % tarfile.RECORDSIZE))
+
+
 def _shell_convert(path, out, where, threads):
     """The conversion through the sqlite3 shell, for a Python that cannot load extensions."""
     script = (f".load {nsystrace.loadable_path()}\n.output /dev/null\n"
-              f"select nsystrace_option('wall_clock', 1);\nselect nsystrace_option('progress', 0);\n"
+              f"select nsystrace_option('progress', 0);\n"
               f"select nsystrace_option('threads', {int(threads)});\n"
               f"select perfetto_trace_file('{out.replace(chr(39), chr(39) * 2)}') from trace_events {where};\n"
               f".output stdout\nselect nsystrace_last_trace_file();\n")
@@ -107,7 +164,6 @@ def convert_report(task):
             record = _shell_convert(path, out, where, threads)
         else:
             try:
-                conn.execute("select nsystrace_option('wall_clock', 1)")
                 conn.execute("select nsystrace_option('progress', 0)")
                 conn.execute("select nsystrace_option('threads', ?)", (int(threads),))
                 conn.execute(f"select perfetto_trace_file(?) from trace_events {where}", (out,)).fetchall()
@@ -151,14 +207,8 @@ def convert_job(profiles, output, jobs=None, where=DEFAULT_WHERE, progress=None,
             add_bytes = lambda name, data: archive.writestr(name, data)
             add_file = lambda path, name: archive.write(path, name)
         else:
-            archive = tarfile.open(partial, "w", format=tarfile.PAX_FORMAT)
-
-            def add_bytes(name, data):
-                info = tarfile.TarInfo(name)
-                info.size, info.mtime = len(data), int(time.time())
-                archive.addfile(info, io.BytesIO(data))
-
-            add_file = lambda path, name: archive.add(path, name, recursive=False)
+            archive = PlainTar(partial)
+            add_bytes, add_file = archive.add_bytes, archive.add_file
         with archive:
             add_bytes(MANIFEST_NAME, text)
 

@@ -1,6 +1,8 @@
 """The local HTTP server (standard library, loopback only): a trace served once to ui.perfetto.dev (`--open`), and
 the page of `nsystrace serve`, which looks at profiles (kinds and counts, GPUs, top kernels, NVTX GPU time: the
-shipped recipes), converts them as the command does and links the trace into ui.perfetto.dev.
+shipped recipes; charts of the GPU time breakdown, the idle causes and the utilization over time, drawn from the
+recipes' rows with the charting library vendored into the package), converts them as the command does and links the
+trace into ui.perfetto.dev.
 
 Only the profiles given are served, by their number: a request naming a path, or a number that is not one of them,
 is refused; a request naming this server by another host name (DNS rebinding) too.
@@ -31,6 +33,12 @@ PERFETTO_PORT = 9001  # the port ui.perfetto.dev may fetch a trace from (its Con
 # comma-separated list of plugin ids: ui/src/public/route_schema.ts and ui/src/core/plugin_manager.ts in Perfetto).
 PERFETTO_PLUGINS = ("com.meta.GpuCompute", "dev.perfetto.GpuByProcess")
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The page's charting library, vendored into the package when it is built (ext/python/charts/vendor.cmake): the
+# page loads it from this server, never from a CDN, so it works offline. Only these files of vendor/ are served.
+VENDOR = os.path.join(HERE, "vendor")
+CHART_LIBRARY = "chart.umd.min.js"
+VENDORED = {CHART_LIBRARY: "text/javascript; charset=utf-8", "chart.js-LICENSE.md": "text/markdown; charset=utf-8"}
+UTILIZATION_BUCKETS = 200  # the most intervals the utilization chart cuts the GPU span into
 
 
 class QuietServer(http.server.ThreadingHTTPServer):
@@ -146,6 +154,51 @@ def recipe(name):
             with open(path) as f:
                 return f.read()
     raise Failure(f"recipe {name} not found")
+
+
+def statement(sql):
+    """A recipe's one statement without its final semicolon, to nest it in another."""
+    return sql.rstrip().rstrip(";")
+
+
+def as_shown(rows):
+    """Reals as text, as SQLite shows them (24.0, not JavaScript's 24): the page's tables show what the recipe shows."""
+    return [[repr(v) if isinstance(v, float) else v for v in r] for r in rows]
+
+
+def chart_library():
+    """The page's charting library as the package was built: where the page loads it from, or why it is not there
+    (the note the build left)."""
+    if os.path.exists(os.path.join(VENDOR, CHART_LIBRARY)):
+        with open(os.path.join(VENDOR, "chart.js-version.txt")) as f:
+            return {"script": "/vendor/" + CHART_LIBRARY, "name": "Chart.js " + f.read().strip()}
+    try:
+        with open(os.path.join(VENDOR, "charts-missing.txt")) as f:
+            return {"missing": f.read().strip()}
+    except FileNotFoundError:
+        return {"missing": "this nsystrace runs without the charting library that the package's build vendors "
+                           "(from the source tree?): install it with pip install ."}
+
+
+def utilization_bucket_ns(span_ns):
+    """The utilization chart's interval: the smallest 1, 2 or 5 x 10^k ns that cuts span_ns into at most
+    UTILIZATION_BUCKETS intervals."""
+    scale = 1
+    while True:
+        for m in (1, 2, 5):
+            if span_ns <= m * scale * UTILIZATION_BUCKETS:
+                return m * scale
+        scale *= 10
+
+
+def with_bucket(sql, bucket_ns):
+    """gpu_busy.sql with its params line set to another bucket size (as its header tells users to)."""
+    out, n = re.subn(r"with params\(bucket_ns\) as \(select \d+\)", f"with params(bucket_ns) as (select {bucket_ns})",
+                     sql)
+    if n != 1:
+        raise Failure("gpu_busy.sql's params line (with params(bucket_ns) as (select N)) is not there: the page "
+                      "cannot set the utilization chart's interval")
+    return out
 
 
 class Refused(Exception):
@@ -265,9 +318,31 @@ class Site:
                          ("top_kernels", recipe("top_kernels.sql")),
                          ("nvtx_gpu_time", recipe("nvtx_gpu_time.sql"))):
             columns, rows = db.query(sql)
-            # Reals as text, as SQLite shows them (24.0, not JavaScript's 24): the page shows what the recipe shows.
-            out[key] = {"columns": columns,
-                        "rows": [[repr(v) if isinstance(v, float) else v for v in r] for r in rows]}
+            out[key] = {"columns": columns, "rows": as_shown(rows)}
+        return out
+
+    def chart(self, query):
+        """The rows of the recipe a chart draws, as the recipe gives them (numbers), and as its table shows them
+        (text). The page draws these numbers and computes none."""
+        name = query.get("name", [""])[0]
+        if name not in ("gpu_time_breakdown", "gpu_idle", "gpu_busy"):
+            raise Refused("a chart is gpu_time_breakdown, gpu_idle or gpu_busy")
+        db = Connection([self.profile(query)])
+        out = {"recipe": f"{name}.sql"}
+        if name == "gpu_time_breakdown":
+            sql = recipe("gpu_time_breakdown.sql")
+        elif name == "gpu_idle":
+            # The recipe's totals per (device, cause), the columns it repeats on each gap of theirs, once each.
+            sql = (f"select distinct device, cause, cause_gaps, cause_idle_ns from "
+                   f"({statement(recipe('gpu_idle.sql'))}) order by device, cause")
+        else:  # gpu_busy
+            # Intervals sized to the profile (the recipe's 100 ms make one or two of a short profile).
+            (start, end), = db.rows("select min(ts), max(ts + dur) from trace_events "
+                                    "where kind in ('kernel', 'memcpy', 'memset')")
+            out["bucket_ns"] = utilization_bucket_ns(end - start) if start is not None else None
+            sql = with_bucket(recipe("gpu_busy.sql"), out["bucket_ns"] or 1)
+        columns, rows = db.query(sql)
+        out.update(columns=columns, rows=rows, text=as_shown(rows))
         return out
 
     def options(self, query, output):
@@ -356,6 +431,17 @@ def handler(site):
                     self.json(200, [{"id": i, "name": os.path.basename(p)} for i, p in enumerate(site.profiles)])
                 elif url.path == "/api/summary":
                     self.json(200, site.summary(query))
+                elif url.path == "/api/charts":
+                    self.json(200, chart_library())
+                elif url.path == "/api/chart":
+                    self.json(200, site.chart(query))
+                elif url.path.startswith("/vendor/"):
+                    name = url.path[len("/vendor/"):]
+                    if name not in VENDORED or not os.path.isfile(os.path.join(VENDOR, name)):
+                        self.json(404, {"error": f"no {url.path}: {chart_library().get('missing', '')}"})
+                    else:
+                        with open(os.path.join(VENDOR, name), "rb") as f:
+                            self.send(200, f.read(), VENDORED[name])
                 elif url.path == "/api/convert":
                     self.json(200, site.convert(query))
                 elif url.path == "/api/job":

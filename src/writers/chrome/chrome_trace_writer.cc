@@ -71,8 +71,8 @@ void ChromeTraceWriter::add(const ChromeEvent& ev) {
   append_json_string(out_, ev.name);
   out_.append(",\"cat\":");
   append_json_string(out_, ev.kind);
-  // gpu_metric rows are counter samples; other rows without a duration are instants.
-  bool counter = ev.kind_id == Kind::gpu_metric;
+  // Rows of counter kinds (gpu_metric, cuda_memory) are counter samples; other rows without a duration, instants.
+  bool counter = ev.kind_id && kind_spec(*ev.kind_id).extent == Extent::counter;
   if (counter) out_.append(",\"ph\":\"C\",\"ts\":");
   else out_.append(ev.has_dur ? ",\"ph\":\"X\",\"ts\":" : ",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
   append_ns_as_us(out_, ts);

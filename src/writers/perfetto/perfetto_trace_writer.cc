@@ -4,6 +4,7 @@
 
 #include "src/model/profile_catalog.h"
 #include "src/sqlite/statement.h"
+#include "src/writers/gpu_counters.h"
 #include "src/writers/viewer_time.h"
 
 namespace nsystrace {
@@ -61,11 +62,16 @@ namespace CounterSpec {
 constexpr uint32_t counter_id = 1, name = 2, description = 3, numerator_units = 7, value_direction = 11;
 constexpr uint64_t kPercent = 37, kForwardsLooking = 2;
 }
-namespace CounterEvent { constexpr uint32_t counter_descriptor_iid = 4, counters = 2, counter_id = 1, double_value = 3; }
+namespace CounterEvent {
+constexpr uint32_t counter_descriptor_iid = 4, counters = 2, counter_id = 1, int_value = 2, double_value = 3;
+}
+// GPU counter ids and descriptor iids (one space for each on the counters' sequence): utilization's counter is 1 and
+// its descriptors 1 + the GPU's index; the other GPU counters' from 2^31 and 2^32 + their index (add_gpu_counter).
 constexpr uint32_t kUtilizationCounter = 1;
+constexpr uint64_t kMetricCounterIdBase = uint64_t{1} << 31, kMetricDescriptorIidBase = uint64_t{1} << 32;
 namespace GpuInfo { constexpr uint32_t gpus = 1, name = 1; }
 namespace GraphicsContext { constexpr uint32_t iid = 1, pid = 2, api = 3; constexpr uint64_t kCuda = 4; }
-namespace ComputeKernel { constexpr uint32_t iid = 1, name = 2, demangled_name = 3; }
+namespace ComputeKernel { constexpr uint32_t iid = 1, name = 2, demangled_name = 3, arch = 4; }
 namespace Frame { constexpr uint32_t iid = 1, function_name_id = 2, mapping_id = 3; }
 namespace Mapping { constexpr uint32_t iid = 1, path_string_ids = 7; }
 namespace Callstack { constexpr uint32_t iid = 1, frame_ids = 2; }
@@ -84,6 +90,9 @@ namespace ThreadDesc { constexpr uint32_t pid = 1, tid = 2, thread_name = 5; }
 namespace Clock {
 constexpr uint32_t clocks = 1, primary_trace_clock = 2, clock_id = 1, timestamp = 2, is_incremental = 3;
 constexpr uint64_t kRealtime = 1, kBoottime = 6, kIncremental = 64;  // 64: the first sequence-scoped clock id
+// The trace's own clock (its time, as trace_events.ts): a global custom clock id (128 and up are not
+// sequence-scoped). Not BOOTTIME, which Perfetto shares between the traces of one machine (docs/job.md, Clocks).
+constexpr uint64_t kSession = 128;
 }  // namespace Clock
 namespace Defaults { constexpr uint32_t timestamp_clock_id = 58; }
 namespace Metadata { constexpr uint32_t metadata = 2, name = 1, json_value = 5; }
@@ -96,6 +105,14 @@ int32_t perfetto_gpu_id(int report, int64_t device) {
   return static_cast<int32_t>(report * (kGpuIdMask + 1) + (device & kGpuIdMask));
 }
 constexpr size_t kFlushBytes = 1 << 16;
+// SplitMix64's finalizer: nearby inputs (session starts a few ns apart) give unrelated outputs.
+uint64_t mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
 
 // Typed args as DebugAnnotations of the current TrackEvent; names and string values interned.
@@ -201,9 +218,11 @@ class PerfettoTraceWriter::ComputeArgs final : public ArgsSink {
     return close();
   }
   ArgsSink& string(std::string_view key, std::string_view v) override {
-    if (key == "demangled_name") {
-      demangled.assign(v.data(), v.size());
-      has_demangled = true;
+    // The kernel's names and architecture describe the kernel (InternedComputeKernel), not this launch.
+    if (key == "demangled_name" || key == "mangled_name" || key == "arch") {
+      std::string& to = key == "demangled_name" ? demangled : key == "mangled_name" ? mangled : arch;
+      to.assign(v.data(), v.size());
+      (key == "demangled_name" ? has_demangled : key == "mangled_name" ? has_mangled : has_arch) = true;
       return *this;
     }
     uint64_t iid = w_.intern(w_.arg_strings_, v, Interned::debug_annotation_string_values);
@@ -234,8 +253,8 @@ class PerfettoTraceWriter::ComputeArgs final : public ArgsSink {
     return close();
   }
   std::optional<int64_t> context_id, bytes;
-  std::string demangled;
-  bool has_demangled = false;
+  std::string demangled, mangled, arch;
+  bool has_demangled = false, has_mangled = false, has_arch = false;
 
  private:
   void open(std::string_view key) {
@@ -253,28 +272,43 @@ class PerfettoTraceWriter::ComputeArgs final : public ArgsSink {
 };
 
 PerfettoTraceWriter::PerfettoTraceWriter(OutputBuffer& out, GpuModel gpu_model,
-                                         std::optional<int64_t> realtime_at_zero, int64_t boottime_at_zero)
-    : out_(out), gpu_model_(gpu_model), boottime_at_zero_(boottime_at_zero) {
-  // The clocks: the trace's timestamps are nsys's nanoseconds, on BOOTTIME (Perfetto's default trace clock) from
-  // boottime_at_zero; packets give them as deltas on a sequence-scoped incremental clock that starts at 0. REALTIME
-  // at 0 (the session start) places the trace in wall-clock time: how Perfetto lines up the traces of a job.
+                                         std::optional<int64_t> realtime_at_zero, int64_t time_at_zero)
+    : out_(out),
+      gpu_model_(gpu_model),
+      time_at_zero_(std::max<int64_t>(time_at_zero, 0)),  // a ClockSnapshot's timestamps are unsigned
+      latest_ts_(kLatestViewerTs - time_at_zero_) {
+  // The clocks (docs/job.md, Clocks). The trace's time is the session clock (primary_trace_clock), reading
+  // time_at_zero at time 0 (0: nsys's nanoseconds since the session start); packets give it as deltas on a
+  // sequence-scoped incremental clock that starts at 0. REALTIME and BOOTTIME both read the session start at 0:
+  // REALTIME places the trace in wall-clock time (a manifest's REALTIME rendezvous), and BOOTTIME, which Perfetto
+  // assumes equal in all the traces of one machine (every trace of a hand-packed archive), then reads wall-clock
+  // time in each of them, so such traces line up too. Without a session start, BOOTTIME reads 0 at time 0.
+  const bool has_realtime = realtime_at_zero && *realtime_at_zero >= 0;  // a ClockSnapshot's timestamps are unsigned
+  // Perfetto links flow ids (and GPU event ids) across every trace of one machine: the ranks of one host, packed
+  // into one archive, would link each other's arrows if each trace counted from 1. A trace with a session start
+  // counts from a base drawn from it (bits 32 to 61; the own event ids keep bit 62).
+  if (has_realtime) {
+    const uint64_t base = (mix64(static_cast<uint64_t>(*realtime_at_zero)) & ((uint64_t{1} << 30) - 1)) << 32;
+    next_flow_ += base;
+    next_own_event_id_ += base;
+  }
+  const std::pair<uint64_t, int64_t> readings[] = {
+      {Clock::kSession, time_at_zero_},
+      {Clock::kBoottime, has_realtime ? *realtime_at_zero : 0},
+      {Clock::kRealtime, has_realtime ? *realtime_at_zero : -1},
+      {Clock::kIncremental, 0}};
   packet_.begin(Trace::packet);
   packet_.varint_field(Packet::trusted_packet_sequence_id, kSequence);
   packet_.begin(Packet::clock_snapshot);
-  for (uint64_t id : {Clock::kBoottime, Clock::kIncremental}) {
+  for (auto [id, at_zero] : readings) {
+    if (at_zero < 0) continue;  // REALTIME without a session start
     packet_.begin(Clock::clocks);
     packet_.varint_field(Clock::clock_id, id);
-    packet_.varint_field(Clock::timestamp, id == Clock::kBoottime ? static_cast<uint64_t>(boottime_at_zero) : 0);
+    packet_.varint_field(Clock::timestamp, static_cast<uint64_t>(at_zero));
     if (id == Clock::kIncremental) packet_.bool_field(Clock::is_incremental, true);
     packet_.end();
   }
-  if (realtime_at_zero && *realtime_at_zero >= 0) {  // a ClockSnapshot's timestamps are unsigned
-    packet_.begin(Clock::clocks);
-    packet_.varint_field(Clock::clock_id, Clock::kRealtime);
-    packet_.varint_field(Clock::timestamp, static_cast<uint64_t>(*realtime_at_zero));
-    packet_.end();
-  }
-  packet_.varint_field(Clock::primary_trace_clock, Clock::kBoottime);
+  packet_.varint_field(Clock::primary_trace_clock, Clock::kSession);
   packet_.end();
   packet_.end();
   // The sequence's state: cleared here, then every packet's timestamp is on the incremental clock.
@@ -320,21 +354,88 @@ void PerfettoTraceWriter::maybe_flush() {
   }
 }
 
-// GPU utilization samples: GpuCounterEvents on sequence kCounterSequence, at absolute BOOTTIME timestamps (the
-// trace's clock, from boottime_at_zero_; no incremental clock there), each GPU's counter described in the packet of
-// its first sample.
+void PerfettoTraceWriter::begin_counter_packet(int64_t ts) {
+  packet_.begin(Trace::packet);
+  // On the session clock, which reads time_at_zero_ at the trace's time 0; a utilization sample after the last busy
+  // millisecond can fall past the window (latest_ts_), and is drawn at its end.
+  packet_.varint_field(Packet::timestamp, static_cast<uint64_t>(std::min(ts, latest_ts_) + time_at_zero_));
+  packet_.varint_field(Packet::trusted_packet_sequence_id, kCounterSequence);
+  if (!counter_sequence_started_) {
+    counter_sequence_started_ = true;
+    packet_.varint_field(Packet::sequence_flags, Packet::kSeqIncrementalStateCleared);
+  }
+}
+
+// A counter row as a GPU counter of its GPU, one counter (and one interned descriptor, with its unit) per (kind,
+// report, source, name), on the counters' sequence: an nsys GPU metric on the GPU its source samples
+// (gpu_counters.h), in its unit; CUDA memory in use on its device, in bytes.
+void PerfettoTraceWriter::add_gpu_counter(const TraceRow& row, int64_t ts, const ArgsSource& args) {
+  struct Value final : IgnoringArgs {
+    bool has = false, is_int = false;
+    int64_t i = 0;
+    double d = 0;
+    ArgsSink& integer(std::string_view k, int64_t v) override {
+      if (k == "value") has = is_int = true, i = v;
+      return *this;
+    }
+    ArgsSink& real(std::string_view k, double v) override {
+      if (k == "value") has = true, d = v;
+      return *this;
+    }
+  } value;
+  args.write(value);
+  if (!value.has) return;  // a sample without a value (the JSON writes none either)
+  const bool metric = row.kind == Kind::gpu_metric;
+  metric_key_.first =
+      (static_cast<int64_t>(row.kind) << 48) | (static_cast<int64_t>(row.report) << 32) | (row.device_id & 0xFFFFFFFF);
+  metric_key_.second.assign(row.name.data(), row.name.size());  // reused: no allocation per sample
+  auto [it, fresh] = metric_counters_.try_emplace(metric_key_, metric_counters_.size());
+  const uint64_t index = it->second;
+  begin_counter_packet(ts);
+  if (fresh) {
+    constexpr uint64_t kBytes = 7;  // MeasureUnit BYTE
+    const uint64_t unit = metric ? metric_unit(row.name).perfetto : kBytes;
+    packet_.begin(Packet::interned_data);
+    packet_.begin(GpuInterned::gpu_counter_descriptors);
+    packet_.varint_field(CounterDescriptor::iid, kMetricDescriptorIidBase + index);
+    packet_.begin(CounterDescriptor::counter_descriptor);
+    packet_.begin(CounterDescriptor::specs);
+    packet_.varint_field(CounterSpec::counter_id, kMetricCounterIdBase + index);
+    packet_.bytes_field(CounterSpec::name, row.name);
+    packet_.bytes_field(CounterSpec::description,
+                        metric ? fmt::format("nsys GPU metric (GPU_METRICS typeId {}{}{})", row.device_id,
+                                             row.process_name ? ", " : "",
+                                             row.process_name ? std::string_view(*row.process_name) : "")
+                               : std::string("Bytes of CUDA memory of this kind allocated on this GPU and not freed "
+                                             "(CUDA_GPU_MEMORY_USAGE_EVENTS)"));
+    if (unit != 0) packet_.varint_field(CounterSpec::numerator_units, unit);
+    packet_.varint_field(CounterSpec::value_direction, CounterSpec::kForwardsLooking);  // a value holds from its time
+    packet_.end();
+    packet_.end();
+    packet_.int_field(CounterDescriptor::gpu_id,
+                      perfetto_gpu_id(row.report, metric ? gpu_metrics_device(row.device_id) : row.device_id));
+    packet_.end();
+    packet_.end();
+  }
+  packet_.begin(Packet::gpu_counter_event);
+  packet_.varint_field(CounterEvent::counter_descriptor_iid, kMetricDescriptorIidBase + index);
+  packet_.begin(CounterEvent::counters);
+  packet_.varint_field(CounterEvent::counter_id, kMetricCounterIdBase + index);
+  if (value.is_int) packet_.int_field(CounterEvent::int_value, value.i);
+  else packet_.double_field(CounterEvent::double_value, value.d);
+  packet_.end();
+  packet_.end();
+  packet_.end();
+  maybe_flush();
+}
+
+// GPU utilization samples: GpuCounterEvents on sequence kCounterSequence, at absolute timestamps on the session clock
+// (the trace's default clock, from time_at_zero_; no incremental clock there), each GPU's counter described in the
+// packet of its first sample.
 void PerfettoTraceWriter::write_utilization() {
   for (const GpuUtilization::Sample& u : utilization_samples_) {
     const GpuUtilization::GpuKey& gpu = utilization_.gpus()[u.gpu];
-    packet_.begin(Trace::packet);
-    int64_t ts;  // on BOOTTIME, which reads boottime_at_zero_ at the trace's time 0
-    if (__builtin_add_overflow(u.ts, boottime_at_zero_, &ts)) ts = INT64_MAX;
-    packet_.varint_field(Packet::timestamp, static_cast<uint64_t>(ts));
-    packet_.varint_field(Packet::trusted_packet_sequence_id, kCounterSequence);
-    if (!counter_sequence_started_) {
-      counter_sequence_started_ = true;
-      packet_.varint_field(Packet::sequence_flags, Packet::kSeqIncrementalStateCleared);
-    }
+    begin_counter_packet(u.ts);
     if (u.gpu >= utilization_described_.size()) utilization_described_.resize(u.gpu + 1, false);
     if (!utilization_described_[u.gpu]) {
       utilization_described_[u.gpu] = true;
@@ -533,27 +634,6 @@ void PerfettoTraceWriter::add_sample(const TraceRow& row, int64_t ts, const Args
   end_packet();
 }
 
-uint64_t PerfettoTraceWriter::counter_uuid(const Track& track, std::string_view metric) {
-  counter_key_.first = track.pid;
-  counter_key_.second.assign(metric.data(), metric.size());  // reused: no allocation per sample
-  auto it = counters_.find(counter_key_);
-  if (it != counters_.end()) return it->second;
-  uint64_t parent = process_uuid(track);
-  uint64_t uuid = next_uuid_++;
-  counters_.emplace(counter_key_, uuid);
-  begin_packet(last_ts_);
-  packet_.begin(Packet::track_descriptor);
-  packet_.varint_field(Descriptor::uuid, uuid);
-  packet_.varint_field(Descriptor::parent_uuid, parent);
-  packet_.bytes_field(Descriptor::name, metric);
-  packet_.varint_field(Descriptor::sibling_merge_behavior, Descriptor::kMergeNone);
-  packet_.begin(Descriptor::counter);
-  packet_.end();
-  packet_.end();
-  end_packet();
-  return uuid;
-}
-
 void PerfettoTraceWriter::end_slices_until(int64_t ts) {
   while (!ends_.empty() && ends_.top().end <= ts) {
     PendingEnd e = ends_.top();
@@ -570,7 +650,7 @@ void PerfettoTraceWriter::end_slices_until(int64_t ts) {
 void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   ++events_;
   ++by_kind_[static_cast<int>(row.kind)];
-  ViewerTime drawn = viewer_time(row.ts, row.has_dur, row.dur);
+  ViewerTime drawn = viewer_time(row.ts, row.has_dur, row.dur, latest_ts_);
   const int64_t ts = drawn.ts, dur = drawn.dur;
   const bool clamped = drawn.moved();
   clamped_ += drawn.before_zero;
@@ -582,25 +662,8 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   }
   end_slices_until(ts);
 
-  if (row.kind == Kind::gpu_metric) {  // a counter sample: its value is its one arg
-    struct Value final : IgnoringArgs {
-      bool has = false, is_int = false;
-      int64_t i = 0;
-      double d = 0;
-      ArgsSink& integer(std::string_view k, int64_t v) override { return k == "value" ? (has = is_int = true, i = v, *this) : *this; }
-      ArgsSink& real(std::string_view k, double v) override { return k == "value" ? (has = true, d = v, *this) : *this; }
-    } value;
-    args.write(value);
-    if (!value.has) return;  // a sample without a value (the JSON writes none either)
-    uint64_t uuid = counter_uuid(*row.track, row.name);
-    begin_packet(ts);
-    packet_.begin(Packet::track_event);
-    packet_.varint_field(Event::type, Event::kCounter);
-    packet_.varint_field(Event::track_uuid, uuid);
-    if (value.is_int) packet_.int_field(Event::counter_value, value.i);
-    else packet_.double_field(Event::double_counter_value, value.d);
-    packet_.end();
-    end_packet();
+  if (kind_spec(row.kind).extent == Extent::counter) {  // a sample of a GPU counter (GPU metrics, CUDA memory)
+    add_gpu_counter(row, ts, args);
     return;
   }
 
@@ -664,7 +727,7 @@ void PerfettoTraceWriter::add_row(const TraceRow& row, const ArgsSource& args) {
   packet_.end();
   end_packet();
   if (row.has_dur) {
-    int64_t end;  // within [0, kLatestViewerTs] (viewer_time), unless a row breaks that promise
+    int64_t end;  // within [0, latest_ts_] (viewer_time), unless a row breaks that promise
     if (__builtin_add_overflow(ts, dur, &end) || dur < 0)
       throw Error(fmt::format("nsystrace: perfetto trace: '{}' at {} ns has a duration of {} ns, which no trace can "
                               "hold", row.name, row.ts, row.dur));
@@ -757,15 +820,22 @@ void PerfettoTraceWriter::add_gpu_work(const TraceRow& row, int64_t ts, int64_t 
   if (uint64_t context = gpu_context(row, launch.context_id); context != 0)
     packet_.varint_field(RenderStage::context, context);
   if (row.kind == Kind::kernel) {
-    kernel_key_.assign(row.name.data(), row.name.size());
-    kernel_key_.push_back('\0');
-    if (launch.has_demangled) kernel_key_.append(launch.demangled);
+    // Its name is the raw symbol (mangledName) where the export has it, else the short name the slice shows;
+    // Perfetto shows them as the args kernel_name, kernel_demangled_name and arch.
+    const std::string_view name = launch.has_mangled ? std::string_view(launch.mangled) : row.name;
+    kernel_key_.assign(name.data(), name.size());
+    for (const auto* part : {&launch.demangled, &launch.arch}) {
+      kernel_key_.push_back('\0');
+      kernel_key_.append(*part);
+    }
+    kernel_key_.push_back(static_cast<char>(launch.has_demangled | launch.has_arch << 1));
     auto [kernel_iid, fresh] = compute_kernels_.intern(kernel_key_);
     if (fresh) {
       interned_.begin(GpuInterned::compute_kernels);
       interned_.varint_field(ComputeKernel::iid, kernel_iid);
-      interned_.bytes_field(ComputeKernel::name, row.name);
+      interned_.bytes_field(ComputeKernel::name, name);
       if (launch.has_demangled) interned_.bytes_field(ComputeKernel::demangled_name, launch.demangled);
+      if (launch.has_arch) interned_.bytes_field(ComputeKernel::arch, launch.arch);
       interned_.end();
     }
     packet_.varint_field(RenderStage::kernel_iid, kernel_iid);

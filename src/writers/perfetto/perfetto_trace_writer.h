@@ -1,12 +1,12 @@
 // Perfetto's own trace format (protobuf TracePackets with TrackEvents) for trace_events rows handed to it in time
 // order, written into an OutputBuffer (kept whole for a BLOB, or drained to a file). The second consumer of the placed
 // rows beside the Chrome writer; what it writes, as Perfetto reads it, is what the JSON of the same rows holds:
-//  - processes (OS processes, GPUs, GPU metrics sources) as process tracks, named; a thread's own track as a thread
+//  - processes (OS processes, GPUs) as process tracks, named; a thread's own track as a thread
 //    track (ThreadDescriptor); every other track (CUDA streams, CUDA sync, the tracks beside a thread, the NVTX GPU
 //    projection, diagnostics) as a named track of its process; a track's extra lanes as child tracks of it, named
 //    "<track> [lane k]"; processes and tracks in the JSON's order (sort indexes, sibling ranks);
-//  - each slice as a SLICE_BEGIN and a SLICE_END packet, instants as INSTANT, GPU metrics as counter tracks with
-//    COUNTER values; its kind as the category; its args as typed debug annotations (ints stay ints);
+//  - each slice as a SLICE_BEGIN and a SLICE_END packet, instants as INSTANT; its kind as the category; its args as
+//    typed debug annotations (ints stay ints);
 //  - flows from a CUDA API call to the GPU work it launched (legacy bind ids, one arrow per GPU operation);
 //  - events recorded before 0 at 0, and those after the latest time a viewer holds at it, with their recorded
 //    times in args (viewer_time.h), as in the JSON;
@@ -17,7 +17,9 @@
 //    GpuCorrelation. docs/gpu-model.md says what is written and why;
 //  - each GPU's utilization (gpu_utilization.h) as a GPU counter of that GPU (GpuCounterEvent, with an
 //    InternedGpuCounterDescriptor: percent), on a second sequence of its own with absolute timestamps (a bucket's
-//    value is known only once the rows have passed it; Perfetto sorts the sequences together).
+//    value is known only once the rows have passed it; Perfetto sorts the sequences together); nsys GPU metrics as
+//    GPU counters of the GPU their source samples, with their units (gpu_counters.h), and CUDA memory in use as a
+//    GPU counter (bytes) of its device, on the same sequence.
 // Compact: names, categories, arg names and string arg values are interned; every packet is written in time order
 // on one sequence, so timestamps are deltas on an incremental clock (a few bytes each) and track uuids small ints.
 #pragma once
@@ -49,10 +51,10 @@ class PerfettoTraceWriter {
  public:
   // gpu_model: how GPU work is written. realtime_at_zero: the REALTIME (UTC ns) of the trace's time 0, the earliest
   // session start of the reports it holds; without it (no session start) the trace relates its clock to no
-  // wall-clock time. boottime_at_zero: the trace clock's (BOOTTIME's) reading at time 0: 0, or REALTIME's, for
-  // traces that share a machine in an archive (one machine has one BOOTTIME, so their clocks must agree).
+  // wall-clock time. time_at_zero: the trace's clock's reading at time 0: 0 (its times are the session's), or
+  // REALTIME's (nsystrace_option('wall_clock', 1): its times are wall-clock times).
   explicit PerfettoTraceWriter(OutputBuffer& out, GpuModel gpu_model = GpuModel::typed,
-                               std::optional<int64_t> realtime_at_zero = std::nullopt, int64_t boottime_at_zero = 0);
+                               std::optional<int64_t> realtime_at_zero = std::nullopt, int64_t time_at_zero = 0);
   // A row and its args (written on demand into the sink given).
   template <class WriteArgs>
   void add(const TraceRow& row, WriteArgs&& write_args) {
@@ -102,20 +104,22 @@ class PerfettoTraceWriter {
   void end_packet();  // appends the packet, with any interned data it introduced, to the output
   void maybe_flush();  // hands the written packets to the output when they are many
   void write_utilization();  // the samples in utilization_samples_, on the counters' sequence
+  void begin_counter_packet(int64_t ts);  // a packet on the counters' sequence at the trace's time ts
+  void add_gpu_counter(const TraceRow& row, int64_t ts, const ArgsSource& args);  // a counter kind's row
   uint64_t process_uuid(const Track& track);
   uint64_t track_uuid(const Track& track, uint32_t lane);
   uint64_t thread_uuid(const Track& track, int32_t tid);  // 0 when the track's thread is no OS thread
   uint64_t frame_iid(const StackFrame& frame);
   uint64_t callstack_iid(const Stack& stack);  // 0 for an empty stack
   void add_sample(const TraceRow& row, int64_t ts, const ArgsSource& args);
-  uint64_t counter_uuid(const Track& track, std::string_view metric);
   uint64_t intern(StringInterner& table, std::string_view s, uint32_t interned_field);
   // Writes an InternedData entry (iid, string) into the current packet's interned data.
   void write_interned(uint32_t interned_field, uint64_t iid, std::string_view s);
 
   OutputBuffer& out_;
   const GpuModel gpu_model_;
-  int64_t boottime_at_zero_ = 0;  // what sequences with absolute timestamps (the counters') add to a row's ts
+  int64_t time_at_zero_ = 0;  // what sequences with absolute timestamps (the counters') add to a row's ts
+  int64_t latest_ts_;         // the viewer's window ends here on the trace's time (viewer_time.h)
   ProtoWriter packet_;
   ProtoWriter interned_;  // InternedData entries new in the current packet
   int64_t last_ts_ = 0;   // the incremental clock
@@ -136,7 +140,6 @@ class PerfettoTraceWriter {
     uint64_t iid = 0;
   };
   std::vector<KeyGuess> key_guesses_[kKindCount];
-  std::map<std::pair<int32_t, std::string>, uint64_t, std::less<>> counters_;  // (pid, metric) -> uuid
   // The ends of the slices begun and not yet ended: (end, order) with the latest begun first at equal ends.
   struct PendingEnd {
     int64_t end;
@@ -153,7 +156,9 @@ class PerfettoTraceWriter {
   std::vector<uint64_t> frame_ids_;
   uint64_t category_iids_[kKindCount] = {};  // in front of categories_: by kind
   std::string key_;                          // the lookup key of intern(), frame_iid() and callstack_iid()
-  std::pair<int32_t, std::string> counter_key_;
+  // Counter rows: ((kind << 48) | (report << 32) | typeId or device, name) -> its index (counter id, descriptor iid).
+  std::map<std::pair<int64_t, std::string>, uint64_t, std::less<>> metric_counters_;
+  std::pair<int64_t, std::string> metric_key_;
   FlowLinker flows_;  // endpoints: bind ids of the calls' flows
   uint64_t next_flow_ = 1;
   uint64_t events_ = 0, clamped_ = 0, clamped_late_ = 0;
