@@ -214,9 +214,11 @@ def check_page(browser, base, profile_number, profile, known=None):
     bucket_ns = round(float(bucket_ns.group(1)) * 1e6) if bucket_ns else 100000000
     check(f"{name}: the utilization interval is 1, 2 or 5 x 10^k ns", busy_chart and re.fullmatch(
         r"[125]0*", str(bucket_ns)), str(bucket_ns))
+    params_line = "with params(bucket_ns, max_buckets) as (select 100000000, 100000)"
     with open(os.path.join(src, "sql", "gpu_busy.sql")) as f:
-        busy_sql = f.read().replace("with params(bucket_ns) as (select 100000000)",
-                                    f"with params(bucket_ns) as (select {bucket_ns})")
+        busy_sql = f.read()
+    check(f"{name}: gpu_busy.sql has the params line the reference sets", busy_sql.count(params_line) == 1)
+    busy_sql = busy_sql.replace(params_line, f"with params(bucket_ns, max_buckets) as (select {bucket_ns}, 100000)")
     busy_file = os.path.join(tmp, "gpu_busy_chart.sql")
     with open(busy_file, "w") as f:
         f.write(busy_sql)

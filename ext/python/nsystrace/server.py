@@ -193,10 +193,11 @@ def utilization_bucket_ns(span_ns):
 
 def with_bucket(sql, bucket_ns):
     """gpu_busy.sql with its params line set to another bucket size (as its header tells users to)."""
-    out, n = re.subn(r"with params\(bucket_ns\) as \(select \d+\)", f"with params(bucket_ns) as (select {bucket_ns})",
-                     sql)
+    out, n = re.subn(r"(with params\(bucket_ns, max_buckets\) as \(select )\d+(, \d+\))",
+                     lambda m: f"{m.group(1)}{bucket_ns}{m.group(2)}", sql)
     if n != 1:
-        raise Failure("gpu_busy.sql's params line (with params(bucket_ns) as (select N)) is not there: the page "
+        raise Failure("gpu_busy.sql's params line (with params(bucket_ns, max_buckets) as (select N, M)) is not "
+                      "there: the page "
                       "cannot set the utilization chart's interval")
     return out
 
