@@ -3,7 +3,7 @@
 #   1. Release build: unit, integration, SQL-level, conformance tests (ctest);
 #   2. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (tests that load the .so into
 #      uninstrumented programs — the sqlite3 shell, Python, Node — are left out there: ASan must come first);
-#   3. ThreadSanitizer over every threaded path: the thread_tests binary and the projection's thread tests;
+#   3. ThreadSanitizer over every threaded path: the thread_tests binary and the projection's threads and its reader;
 #   4. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 30).
 #
 # tests/run_all.sh --quick: the edit loop's tier, a few minutes: the Release build and its tests with the generated
@@ -38,7 +38,9 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_SANITIZE=
 cmake --build build-tsan -j"$jobs" --target thread_tests projection_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" NSYSTRACE_GRID_STRIDE=8 build-tsan/tests/thread_tests --gtest_brief=1
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/projection_tests --gtest_brief=1 \
-  --gtest_filter='ProjectionThreads.*'  # the projection on threads (its differential tests ran in the passes above)
+  --gtest_filter='ProjectionThreads.*:ProjectionDifferential.GeneratedFilesReadOnTwoConnections*'  # the projection
+  # on threads, and its ranges read on a connection of its own beside SQLite's thread (its other differential tests
+  # ran in the passes above)
 echo "== 4/4 fuzzing"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_FUZZ=ON > /dev/null
 cmake --build build-fuzz -j"$jobs"
