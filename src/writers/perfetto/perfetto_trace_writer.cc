@@ -366,6 +366,42 @@ void PerfettoTraceWriter::begin_counter_packet(int64_t ts) {
   }
 }
 
+// A GPU counter's interned descriptor (its one spec: id, name, description, unit; the GPU it is grouped with), in
+// the current counter packet's interned data.
+void PerfettoTraceWriter::write_gpu_counter_descriptor(uint64_t iid, uint64_t counter_id, std::string_view name,
+                                                       std::string_view description, uint64_t unit, int32_t gpu_id) {
+  packet_.begin(Packet::interned_data);
+  packet_.begin(GpuInterned::gpu_counter_descriptors);
+  packet_.varint_field(CounterDescriptor::iid, iid);
+  packet_.begin(CounterDescriptor::counter_descriptor);
+  packet_.begin(CounterDescriptor::specs);
+  packet_.varint_field(CounterSpec::counter_id, counter_id);
+  packet_.bytes_field(CounterSpec::name, name);
+  packet_.bytes_field(CounterSpec::description, description);
+  if (unit != 0) packet_.varint_field(CounterSpec::numerator_units, unit);  // 0: MeasureUnit NONE
+  packet_.varint_field(CounterSpec::value_direction, CounterSpec::kForwardsLooking);  // a value holds from its time
+  packet_.end();
+  packet_.end();
+  packet_.int_field(CounterDescriptor::gpu_id, gpu_id);
+  packet_.end();
+  packet_.end();
+}
+
+// The current counter packet's GpuCounterEvent: one value (written by write_value) of one counter, and closes the
+// packet.
+template <class WriteValue>
+void PerfettoTraceWriter::write_gpu_counter_value(uint64_t descriptor_iid, uint64_t counter_id,
+                                                  WriteValue write_value) {
+  packet_.begin(Packet::gpu_counter_event);
+  packet_.varint_field(CounterEvent::counter_descriptor_iid, descriptor_iid);
+  packet_.begin(CounterEvent::counters);
+  packet_.varint_field(CounterEvent::counter_id, counter_id);
+  write_value();
+  packet_.end();
+  packet_.end();
+  packet_.end();
+}
+
 // A counter row as a GPU counter of its GPU, one counter (and one interned descriptor, with its unit) per (kind,
 // report, source, name), on the counters' sequence: an nsys GPU metric on the GPU its source samples
 // (gpu_counters.h), in its unit; CUDA memory in use on its device, in bytes.
@@ -394,38 +430,19 @@ void PerfettoTraceWriter::add_gpu_counter(const TraceRow& row, int64_t ts, const
   begin_counter_packet(ts);
   if (fresh) {
     constexpr uint64_t kBytes = 7;  // MeasureUnit BYTE
-    const uint64_t unit = metric ? metric_unit(row.name).perfetto : kBytes;
-    packet_.begin(Packet::interned_data);
-    packet_.begin(GpuInterned::gpu_counter_descriptors);
-    packet_.varint_field(CounterDescriptor::iid, kMetricDescriptorIidBase + index);
-    packet_.begin(CounterDescriptor::counter_descriptor);
-    packet_.begin(CounterDescriptor::specs);
-    packet_.varint_field(CounterSpec::counter_id, kMetricCounterIdBase + index);
-    packet_.bytes_field(CounterSpec::name, row.name);
-    packet_.bytes_field(CounterSpec::description,
-                        metric ? fmt::format("nsys GPU metric (GPU_METRICS typeId {}{}{})", row.device_id,
-                                             row.process_name ? ", " : "",
-                                             row.process_name ? std::string_view(*row.process_name) : "")
-                               : std::string("Bytes of CUDA memory of this kind allocated on this GPU and not freed "
-                                             "(CUDA_GPU_MEMORY_USAGE_EVENTS)"));
-    if (unit != 0) packet_.varint_field(CounterSpec::numerator_units, unit);
-    packet_.varint_field(CounterSpec::value_direction, CounterSpec::kForwardsLooking);  // a value holds from its time
-    packet_.end();
-    packet_.end();
-    packet_.int_field(CounterDescriptor::gpu_id,
-                      perfetto_gpu_id(row.report, metric ? gpu_metrics_device(row.device_id) : row.device_id));
-    packet_.end();
-    packet_.end();
+    write_gpu_counter_descriptor(
+        kMetricDescriptorIidBase + index, kMetricCounterIdBase + index, row.name,
+        metric ? fmt::format("nsys GPU metric (GPU_METRICS typeId {}{}{})", row.device_id, row.process_name ? ", " : "",
+                             row.process_name ? std::string_view(*row.process_name) : "")
+               : std::string("Bytes of CUDA memory of this kind allocated on this GPU and not freed "
+                             "(CUDA_GPU_MEMORY_USAGE_EVENTS)"),
+        metric ? metric_unit(row.name).perfetto : kBytes,
+        perfetto_gpu_id(row.report, metric ? gpu_metrics_device(row.device_id) : row.device_id));
   }
-  packet_.begin(Packet::gpu_counter_event);
-  packet_.varint_field(CounterEvent::counter_descriptor_iid, kMetricDescriptorIidBase + index);
-  packet_.begin(CounterEvent::counters);
-  packet_.varint_field(CounterEvent::counter_id, kMetricCounterIdBase + index);
-  if (value.is_int) packet_.int_field(CounterEvent::int_value, value.i);
-  else packet_.double_field(CounterEvent::double_value, value.d);
-  packet_.end();
-  packet_.end();
-  packet_.end();
+  write_gpu_counter_value(kMetricDescriptorIidBase + index, kMetricCounterIdBase + index, [&] {
+    if (value.is_int) packet_.int_field(CounterEvent::int_value, value.i);
+    else packet_.double_field(CounterEvent::double_value, value.d);
+  });
   maybe_flush();
 }
 
@@ -439,31 +456,13 @@ void PerfettoTraceWriter::write_utilization() {
     if (u.gpu >= utilization_described_.size()) utilization_described_.resize(u.gpu + 1, false);
     if (!utilization_described_[u.gpu]) {
       utilization_described_[u.gpu] = true;
-      packet_.begin(Packet::interned_data);
-      packet_.begin(GpuInterned::gpu_counter_descriptors);
-      packet_.varint_field(CounterDescriptor::iid, u.gpu + 1);
-      packet_.begin(CounterDescriptor::counter_descriptor);
-      packet_.begin(CounterDescriptor::specs);
-      packet_.varint_field(CounterSpec::counter_id, kUtilizationCounter);
-      packet_.bytes_field(CounterSpec::name, GpuUtilization::kName);
-      packet_.bytes_field(CounterSpec::description,
-                          "Share of each millisecond during which kernels, memcpys or memsets ran on this GPU");
-      packet_.varint_field(CounterSpec::numerator_units, CounterSpec::kPercent);
-      packet_.varint_field(CounterSpec::value_direction, CounterSpec::kForwardsLooking);
-      packet_.end();
-      packet_.end();
-      packet_.int_field(CounterDescriptor::gpu_id, perfetto_gpu_id(gpu.report, gpu.device));
-      packet_.end();
-      packet_.end();
+      write_gpu_counter_descriptor(u.gpu + 1, kUtilizationCounter, GpuUtilization::kName,
+                                   "Share of each millisecond during which kernels, memcpys or memsets ran on this GPU",
+                                   CounterSpec::kPercent, perfetto_gpu_id(gpu.report, gpu.device));
     }
-    packet_.begin(Packet::gpu_counter_event);
-    packet_.varint_field(CounterEvent::counter_descriptor_iid, u.gpu + 1);
-    packet_.begin(CounterEvent::counters);
-    packet_.varint_field(CounterEvent::counter_id, kUtilizationCounter);
-    packet_.double_field(CounterEvent::double_value, GpuUtilization::percent(u.busy_ns));
-    packet_.end();
-    packet_.end();
-    packet_.end();
+    write_gpu_counter_value(u.gpu + 1, kUtilizationCounter, [&] {
+      packet_.double_field(CounterEvent::double_value, GpuUtilization::percent(u.busy_ns));
+    });
   }
   utilization_samples_.clear();
   maybe_flush();

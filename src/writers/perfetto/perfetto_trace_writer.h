@@ -106,6 +106,10 @@ class PerfettoTraceWriter {
   void write_utilization();  // the samples in utilization_samples_, on the counters' sequence
   void begin_counter_packet(int64_t ts);  // a packet on the counters' sequence at the trace's time ts
   void add_gpu_counter(const TraceRow& row, int64_t ts, const ArgsSource& args);  // a counter kind's row
+  void write_gpu_counter_descriptor(uint64_t iid, uint64_t counter_id, std::string_view name,
+                                    std::string_view description, uint64_t unit, int32_t gpu_id);
+  template <class WriteValue>
+  void write_gpu_counter_value(uint64_t descriptor_iid, uint64_t counter_id, WriteValue write_value);
   uint64_t process_uuid(const Track& track);
   uint64_t track_uuid(const Track& track, uint32_t lane);
   uint64_t thread_uuid(const Track& track, int32_t tid);  // 0 when the track's thread is no OS thread
