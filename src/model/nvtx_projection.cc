@@ -830,20 +830,20 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   for (const Call& c : calls)
     if (keys.empty() || keys.back() != c.key) keys.push_back(c.key);
   JoinedWork work;
+  auto add_to_group = [&](Op op, size_t group) {  // an operation of the key keys[group]
+    op.group = static_cast<uint32_t>(group);
+    work.ops.push_back(op);
+  };
   auto join_op = [&](const KeyedOp& o) {
     auto it = std::lower_bound(keys.begin(), keys.end(), o.key);
-    if (it == keys.end() || *it != o.key) return;
-    work.ops.push_back(o.op);
-    work.ops[work.ops.size() - 1].group = static_cast<uint32_t>(it - keys.begin());
+    if (it != keys.end() && *it == o.key) add_to_group(o.op, static_cast<size_t>(it - keys.begin()));
   };
   if (alongside) {
     size_t k = 0;  // both sorted by key: a merge
     for (const KeyedOp& o : every_op) {
       while (k < keys.size() && keys[k] < o.key) ++k;
       if (k == keys.size()) break;
-      if (keys[k] != o.key) continue;
-      work.ops.push_back(o.op);
-      work.ops[work.ops.size() - 1].group = static_cast<uint32_t>(k);
+      if (keys[k] == o.key) add_to_group(o.op, k);
     }
     MappedArray<KeyedOp>().swap(every_op);
   } else if (!keys.empty()) {
