@@ -11,9 +11,9 @@ import re
 import sqlite3
 import sys
 import time
-import urllib.parse
 
 import nsystrace
+from nsystrace import connection
 
 # Where an export says its rank: launchers' variables in TARGET_INFO_SYSTEM_ENV's DeviceEnvironment (the
 # environment nsys ran in), first match wins; else the file name (rank3.sqlite, report_rank_3.sqlite).
@@ -29,15 +29,11 @@ def cores():
         return max(1, os.cpu_count() or 1)
 
 
-def read_only_uri(path):
-    return f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
-
-
 def open_report(path, extension=True):
     """The report opened read-only (never written), with the extension loaded unless asked not to."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such file")
-    conn = sqlite3.connect(read_only_uri(path), uri=True)
+    conn = sqlite3.connect(connection.read_only_uri(path), uri=True)
     if extension:
         nsystrace.load(conn)
     return conn

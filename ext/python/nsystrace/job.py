@@ -23,7 +23,7 @@ import time
 import zipfile
 
 import nsystrace
-from nsystrace import fanout
+from nsystrace import connection, fanout
 from nsystrace.errors import ConversionFailed, Failure
 
 ARCHIVE_SUFFIXES = (".tar", ".zip")
@@ -144,7 +144,7 @@ def _shell_convert(path, out, where, threads):
               f"select nsystrace_option('threads', {int(threads)});\n"
               f"select perfetto_trace_file('{out.replace(chr(39), chr(39) * 2)}') from trace_events {where};\n"
               f".output stdout\nselect nsystrace_last_trace_file();\n")
-    done = subprocess.run(["sqlite3", "-bail", fanout.read_only_uri(path)], input=script, text=True,
+    done = subprocess.run(["sqlite3", "-bail", connection.read_only_uri(path)], input=script, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if done.returncode != 0:
         raise RuntimeError(f"{path}: {done.stderr.strip()}")
@@ -199,8 +199,9 @@ def convert_job(profiles, output, jobs=None, where=DEFAULT_WHERE, progress=None,
     scratch = tempfile.mkdtemp(prefix=".nsystrace-job-", dir=os.path.dirname(out))
     partial = os.path.join(scratch, "archive" + os.path.splitext(out)[1])
     counts = {}
+    packing = manifest(infos, members)
     try:
-        text = json.dumps(manifest(infos, members), indent=1).encode()
+        text = json.dumps(packing, indent=1).encode()
         if out.lower().endswith(".zip"):
             # Stored, not deflated: a Perfetto trace is compact already, and each member stays readable in place.
             archive = zipfile.ZipFile(partial, "w", zipfile.ZIP_STORED, allowZip64=True)
@@ -227,7 +228,7 @@ def convert_job(profiles, output, jobs=None, where=DEFAULT_WHERE, progress=None,
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     machines = {}
-    for entry in manifest(infos, members)["perfetto_manifest"]["files"]:
+    for entry in packing["perfetto_manifest"]["files"]:
         machines.setdefault(entry["machine"]["name"], []).append(entry["path"])
     return {"output": out, "reports": len(profiles), "events": sum(counts.values()), "event_counts": counts,
             "machines": machines, "bytes": os.path.getsize(out), "seconds": meter.elapsed()}

@@ -23,7 +23,7 @@ import time
 import urllib.parse
 import webbrowser
 
-from nsystrace import conversion
+from nsystrace import conversion, recipes
 from nsystrace.connection import Connection
 from nsystrace.errors import Failure
 
@@ -147,13 +147,11 @@ def serve_once(path, port=PERFETTO_PORT, open_browser=True, announce=print):
 
 
 def recipe(name):
-    """The text of a shipped recipe (sql/<name>): in the package when installed, in the source tree otherwise."""
-    for base in (os.path.join(HERE, "sql"), os.path.join(HERE, "..", "..", "..", "sql")):
-        path = os.path.join(base, name)
-        if os.path.exists(path):
-            with open(path) as f:
-                return f.read()
-    raise Failure(f"recipe {name} not found")
+    """The text of a shipped recipe (sql/<name>)."""
+    sql = recipes.text(name)
+    if sql is None:
+        raise Failure(f"recipe {name} not found")
+    return sql
 
 
 def statement(sql):
@@ -197,8 +195,7 @@ def with_bucket(sql, bucket_ns):
                      lambda m: f"{m.group(1)}{bucket_ns}{m.group(2)}", sql)
     if n != 1:
         raise Failure("gpu_busy.sql's params line (with params(bucket_ns, max_buckets) as (select N, M)) is not "
-                      "there: the page "
-                      "cannot set the utilization chart's interval")
+                      "there: the page cannot set the utilization chart's interval")
     return out
 
 

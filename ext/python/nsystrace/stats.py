@@ -17,27 +17,14 @@ import os
 import re
 import sqlite3
 
-from nsystrace import fanout
+from nsystrace import fanout, recipes
 from nsystrace.errors import ConversionFailed, Failure
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE_TREE = os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..", "..")
-# Where recipes are found by name: installed beside the package, or the source tree's sql/ (running from it).
-RECIPE_DIRS = [os.path.join(HERE, "sql"), os.path.join(HERE, "sql", "nsys_stats"),
-               os.path.join(SOURCE_TREE, "sql"), os.path.join(SOURCE_TREE, "sql", "nsys_stats")]
 SUMMARY = "job_summary"
 
 
 class StatsError(Exception):
     """A mistake to report in one line."""
-
-
-def recipe_names():
-    names = set()
-    for d in RECIPE_DIRS:
-        if os.path.isdir(d):
-            names.update(f[:-4] for f in os.listdir(d) if f.endswith(".sql"))
-    return sorted(names)
 
 
 def find_recipe(recipe):
@@ -46,12 +33,10 @@ def find_recipe(recipe):
         with open(recipe, encoding="utf-8") as f:
             return os.path.splitext(os.path.basename(recipe))[0], f.read()
     name = recipe[:-4] if recipe.lower().endswith(".sql") else recipe
-    for d in RECIPE_DIRS:
-        path = os.path.join(d, name + ".sql")
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8") as f:
-                return name, f.read()
-    raise StatsError(f"no recipe {recipe!r}: give a .sql file or one of: {', '.join(recipe_names() + [SUMMARY])}")
+    sql = recipes.text(name)
+    if sql is None:
+        raise StatsError(f"no recipe {recipe!r}: give a .sql file or one of: {', '.join(recipes.names() + [SUMMARY])}")
+    return name, sql
 
 
 def statements(script):
