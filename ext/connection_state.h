@@ -40,6 +40,8 @@ struct TraceEventsCursor {
   std::unique_ptr<ScanPlan> plan;
   int plan_idx_num = 0;
   std::string plan_idx_str;
+  // The constraint values of its last xFilter, read again in place at the next (read_filter_arguments).
+  std::vector<FilterArgument> arguments;
 };
 
 class ConnectionState {

@@ -140,11 +140,26 @@ FilterValue filter_value(sqlite3_value* v) {
   return f;
 }
 
-// xFilter's argv, each entry as its value or the members of its IN list.
-std::vector<FilterArgument> filter_arguments(int argc, sqlite3_value** argv) {
-  std::vector<FilterArgument> out(static_cast<size_t>(argc));
-  for (int i = 0; i < argc; ++i) for_each_in(argv[i], [&](sqlite3_value* x) { out[i].push_back(filter_value(x)); });
-  return out;
+// xFilter's argv, each entry as its value or the members of its IN list, read into `args` in place: a join's inner
+// scan is filtered once per outer row with mostly the same values, and a TEXT value equal to the one already in its
+// place (`kind = 'cuda_api'`) is kept as it is, without the copy and numeric conversion filter_value() makes.
+void read_filter_arguments(std::vector<FilterArgument>& args, int argc, sqlite3_value** argv) {
+  args.resize(static_cast<size_t>(argc));
+  for (int i = 0; i < argc; ++i) {
+    FilterArgument& values = args[static_cast<size_t>(i)];
+    size_t n = 0;
+    for_each_in(argv[i], [&](sqlite3_value* x) {
+      if (n < values.size() && values[n].type == FilterValue::Type::text && sqlite3_value_type(x) == SQLITE_TEXT &&
+          values[n].text == text_of(x)) {
+        ++n;
+        return;
+      }
+      if (n < values.size()) values[n] = filter_value(x);
+      else values.push_back(filter_value(x));
+      ++n;
+    });
+    values.resize(n);
+  }
 }
 
 void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
@@ -188,7 +203,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       }
       const ScanPlan& plan = *cursor->plan;
       cursor->grouped = plan.feeds_groups;
-      ScanFilter filter = build_filter(plan, filter_arguments(argc, argv));
+      read_filter_arguments(cursor->arguments, argc, argv);
+      ScanFilter filter = build_filter(plan, cursor->arguments);
       if (!cursor->reports_listed) {
         cursor->reports = state->reports();
         cursor->reports_listed = true;

@@ -103,6 +103,15 @@ bool EventSource::stragglers_first() const {
 
 bool EventSource::next() {
   if (!stmt_) return false;
+  if (forward_lookup_) {  // the one row forward_to() found, once
+    if (!forward_found_) return false;
+    forward_found_ = false;
+    emitted_ = true;
+    last_start_ = stmt_.int64(0);
+    last_end_ = end_for_order(stmt_);
+    event_.name_id = -1;
+    return read_row();
+  }
   for (;;) {
     // stmt_ always holds the stream whose row was consumed last (or both start fresh); stragglers_, the other.
     if (!started_) {
@@ -135,7 +144,8 @@ bool EventSource::next() {
 void EventSource::prepare(const TableInfo& table, const std::string& select_list, const ScanFilter& filter,
                           const Shape& shape) {
   if (table_ != &table) qualified_ = catalog_.schema().qualified(table.name), correlation_index_ = nullptr;
-  one_row_lookup_ = false;
+  one_row_lookup_ = forward_lookup_ = forward_found_ = false;
+  release_parked();
   was_global_tids_ = filter.global_tids.has_value();
   was_global_pids_ = filter.global_pids.has_value();
   table_ = &table;
@@ -269,11 +279,74 @@ bool EventSource::rebind_one_row(const ScanFilter& filter) {
     return false;
   std::vector<int64_t> rowids = ProfileCatalog::rowids_with(*correlation_index_, *filter.correlations);
   if (rowids.size() != 1) return false;
-  stmt_.reset();
-  int at = 1;
-  stmt_.bind(at++, rowids.front());
-  if (filter.global_tids) stmt_.bind(at++, filter.global_tids->front());
-  if (filter.global_pids) stmt_.bind(at++, filter.global_pids->front());
+  if (!forward_lookup_) {
+    // The point query's statement goes back to the cache; the forward cursors read the same columns, and the
+    // global id after them.
+    const char* id = shape_.global_id != nullptr && table_->has(shape_.global_id) ? shape_.global_id : nullptr;
+    forward_sql_ = "SELECT " + select_list_ + ", " + (id ? quote_identifier(id) : std::string("NULL")) + " FROM " +
+                   qualified_ + " WHERE " + (shape_.extra_where.empty() ? std::string("1") : shape_.extra_where) +
+                   " AND rowid >= ? ORDER BY rowid";
+    Statement forward = statement(forward_sql_);
+    forward_id_column_ = sqlite3_column_count(forward.get()) - 1;
+    if (report_.statements != nullptr) report_.statements->give_back(std::move(stmt_));
+    stmt_ = std::move(forward);
+    forward_ = ForwardCursor();
+    forward_lookup_ = true;
+  }
+  return forward_to(rowids.front(), filter);
+}
+
+bool EventSource::forward_to(int64_t rowid, const ScanFilter& filter) {
+  constexpr int64_t kReach = 64;  // rows stepped over at most before a seek is cheaper
+  constexpr size_t kCursors = 4;  // interleaved runs followed at once
+  auto step_forward = [&] {
+    forward_.on_row = stmt_.step();
+    if (forward_.on_row) forward_.rowid = stmt_.int64(2);  // start, end, rowid first (time_columns_first)
+  };
+  auto within_reach = [&](const ForwardCursor& c) { return c.on_row && c.rowid <= rowid && rowid - c.rowid <= kReach; };
+  if (!within_reach(forward_)) {
+    // The parked cursor nearest below the row, else one to seek: a new one while there are fewer than kCursors,
+    // else the least recently used.
+    size_t pick = parked_.size();
+    for (size_t i = 0; i < parked_.size(); ++i)
+      if (within_reach(parked_[i]) && (pick == parked_.size() || parked_[i].rowid > parked_[pick].rowid)) pick = i;
+    const bool seek = pick == parked_.size();
+    if (seek && parked_.size() + 1 < kCursors) {
+      parked_.push_back(ForwardCursor{statement(forward_sql_)});
+    } else if (seek) {
+      pick = 0;
+      for (size_t i = 1; i < parked_.size(); ++i)
+        if (parked_[i].used < parked_[pick].used) pick = i;
+    }
+    std::swap(forward_.stmt, stmt_);  // park the current cursor, take the picked one
+    std::swap(forward_, parked_[pick]);
+    std::swap(forward_.stmt, stmt_);
+    if (seek) {
+      stmt_.reset();
+      stmt_.bind(1, rowid);
+      step_forward();
+    }
+  }
+  forward_.used = ++lookups_;
+  while (forward_.on_row && forward_.rowid < rowid) step_forward();
+  forward_found_ = forward_.on_row && forward_.rowid == rowid;
+  if (forward_found_ && (filter.global_tids || filter.global_pids)) {
+    // What the point query's "id = ?" / "(id & mask) = ?" keep: NULL matches no value; an integer is compared
+    // here; any other stored type is left to the point query (SQLite's comparison rules).
+    int type = stmt_.type(forward_id_column_);
+    if (type != SQLITE_NULL && type != SQLITE_INTEGER) {
+      forward_lookup_ = forward_found_ = false;
+      return false;
+    }
+    int64_t id = stmt_.int64(forward_id_column_);
+    if (type == SQLITE_NULL || (filter.global_tids && id != filter.global_tids->front()) ||
+        (filter.global_pids && (id & kProcessIdMask) != filter.global_pids->front()))
+      forward_found_ = false;
+  }
+  if (forward_found_ && stmt_.is_null(0)) {
+    ++skipped_;  // no start time, as step_stream() counts it
+    forward_found_ = false;
+  }
   return true;
 }
 
@@ -303,7 +376,14 @@ void EventSource::restart(const ScanFilter& filter) {
   prepare(*table_, select_list_, filter, shape_);
 }
 
+void EventSource::release_parked() {
+  if (report_.statements != nullptr)
+    for (ForwardCursor& c : parked_) report_.statements->give_back(std::move(c.stmt));
+  parked_.clear();
+}
+
 EventSource::~EventSource() {
+  release_parked();
   if (report_.statements == nullptr) return;
   report_.statements->give_back(std::move(stmt_));
   report_.statements->give_back(std::move(stragglers_));

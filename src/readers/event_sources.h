@@ -199,6 +199,27 @@ class EventSource {
   Shape shape_;
   // stmt_ reads one row by its rowid (a correlation lookup), its values bound in the order rebind_one_row() binds.
   bool one_row_lookup_ = false;
+  // From the second such lookup on, stmt_ is a forward cursor instead: SELECT <list>, <global id> ... WHERE
+  // <extra_where> AND rowid >= ? ORDER BY rowid. A join looks rows up in ascending rowid order within each of a
+  // few interleaved runs (kernels in time order on each GPU, their calls in time order in each process), and
+  // stepping a cursor a few rows on costs less than a seek (reset, bind, step, halt): a few cursors are kept, one
+  // per run. The global id conditions the point query had in its WHERE are checked on the row (forward_to).
+  struct ForwardCursor {
+    Statement stmt;
+    bool on_row = false;  // stands on the row `rowid`
+    int64_t rowid = 0;
+    uint64_t used = 0;    // the lookup that last used it
+  };
+  bool forward_lookup_ = false;
+  ForwardCursor forward_;               // its statement is in stmt_ (the readers read stmt_)
+  std::vector<ForwardCursor> parked_;   // the others, their statements in place
+  std::string forward_sql_;
+  uint64_t lookups_ = 0;
+  int forward_id_column_ = -1;    // the global id's column in stmt_
+  bool forward_found_ = false;    // the looked-up row, which next() hands out once
+  // Moves the forward cursor to rowid (on or past it); false when the row's global id cannot be compared here.
+  bool forward_to(int64_t rowid, const ScanFilter& filter);
+  void release_parked();  // the parked cursors' statements back to the cache
   bool was_global_tids_ = false, was_global_pids_ = false;  // the id sets prepare() was given
 };
 
