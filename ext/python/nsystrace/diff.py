@@ -87,6 +87,9 @@ def _in_parallel(recipe, before, after):
     over them in memory; (None, None) when Python cannot load the extension (the shell then runs the recipe)."""
     dbs = [connection.Connection([path]) for path in (before, after)]
     if any(db.conn is None for db in dbs):
+        for db in dbs:
+            if db.conn is not None:
+                db.conn.close()
         return None, None
 
     def read(db, side):
