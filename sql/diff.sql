@@ -16,16 +16,14 @@ with params(before, after) as (
          coalesce((select name from pragma_database_list where name = 'after'), 'main')
 ),
 -- Each report read alone (schema = one name): reports need not share a clock to be compared. Names (and NVTX
--- domains, from args) are read for kernels and NVTX ranges only, grouped by name; the other kinds are counted per
--- kind, in a scan that asks for no name and no args.
+-- domains: the hidden column domain, read without args) are read for kernels and NVTX ranges only, grouped by name;
+-- the other kinds are counted per kind, in a scan that asks for no name. No scan reads args.
 raw_rows as materialized (
   select 'before' as side, 'kernel' as kind, name, count(*) as n, sum(dur) as ns from trace_events
   where schema = (select before from params) and kind = 'kernel' and dur is not null group by name
   union all
-  select 'before', 'nvtx', coalesce(domain_name || ':', '') || name, count(*), sum(dur)
-  from (select name, json_extract(args, '$.domain') as domain_name, dur from trace_events
-        where schema = (select before from params) and kind = 'nvtx' and dur is not null)
-  group by name, domain_name
+  select 'before', 'nvtx', coalesce(domain || ':', '') || name, count(*), sum(dur) from trace_events
+  where schema = (select before from params) and kind = 'nvtx' and dur is not null group by name, domain
   union all
   select 'before', kind, null, count(*), sum(dur) from trace_events
   where schema = (select before from params) and kind != 'kernel' and kind != 'nvtx' and dur is not null group by kind
@@ -33,10 +31,8 @@ raw_rows as materialized (
   select 'after' as side, 'kernel' as kind, name, count(*) as n, sum(dur) as ns from trace_events
   where schema = (select after from params) and kind = 'kernel' and dur is not null group by name
   union all
-  select 'after', 'nvtx', coalesce(domain_name || ':', '') || name, count(*), sum(dur)
-  from (select name, json_extract(args, '$.domain') as domain_name, dur from trace_events
-        where schema = (select after from params) and kind = 'nvtx' and dur is not null)
-  group by name, domain_name
+  select 'after', 'nvtx', coalesce(domain || ':', '') || name, count(*), sum(dur) from trace_events
+  where schema = (select after from params) and kind = 'nvtx' and dur is not null group by name, domain
   union all
   select 'after', kind, null, count(*), sum(dur) from trace_events
   where schema = (select after from params) and kind != 'kernel' and kind != 'nvtx' and dur is not null group by kind

@@ -103,10 +103,11 @@ items as (
 -- "domain:name" in a non-default domain (domains are numbered per process: each range is named by its own process's
 -- domain), their durations summed (marks have no duration and are left out). A range never closed ends, as in
 -- NVIDIA's report, at the report's last NVTX timestamp (args.last_nvtx_ts; trace_events draws it to the end of the
--- profile).""",
-        """scope as (select * from trace_events where kind = 'nvtx' and dur is not null),
+-- profile). The domain is trace_events' hidden column `domain` (args' "domain", named in the scope since `*` leaves
+-- hidden columns out).""",
+        """scope as (select *, domain from trace_events where kind = 'nvtx' and dur is not null),
 items as (
-  select coalesce(json_extract(args, '$.domain') || ':', '') || name as Name,
+  select coalesce(domain || ':', '') || name as Name,
          coalesce(json_extract(args, '$.last_nvtx_ts') - ts, dur) as value
   from scope
 )""",

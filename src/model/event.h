@@ -83,6 +83,9 @@ struct SourceEvent {
   uint8_t tag = 0;           // its source's rowid tag (ROW_SOURCE): rowid = (source_rowid << 5) | tag
   int report = 0;            // ReportContext::index
   const char* cname = nullptr;  // Chrome color name (NVTX ranges with a color)
+  // The NVTX domain's name (nvtx and nvtx_kernel rows outside the default domain), owned by the ProfileCatalog; the
+  // source writes it as args' "domain" too, so the column and args cannot disagree.
+  const std::string* domain = nullptr;
 };
 
 // A track of the timeline, as the track layout makes it: a thread, a CUDA stream, or a track beside them (NVTX
@@ -130,6 +133,7 @@ struct TraceRow {
   int report = 0;                      // which report of the scan (0 for a single one)
   const std::string* schema = nullptr;  // its schema name
   const char* cname = nullptr;          // Chrome reserved color name, or null
+  const std::string* domain = nullptr;  // SourceEvent::domain
 };
 
 }  // namespace nsystrace

@@ -1037,8 +1037,9 @@ class NvtxSource final : public EventSource {
     auto color = stmt_.optional_int64(color_);
     event_.cname = color ? nearest_chrome_color(static_cast<uint32_t>(*color)) : nullptr;
     event_.placement = nvtx_type_is(type, NvtxRole::start_end_range) ? Placement::cpu_async : Placement::cpu_thread;
-    if (event_.placement == Placement::cpu_thread &&
-        is_nccl_domain(stmt_.int64(global_tid_), stmt_.int64(domain_)))  // NULL: the default domain, 0
+    const Domain& domain = domain_of(stmt_.int64(global_tid_), stmt_.int64(domain_));  // NULL: the default, 0
+    event_.domain = domain.name;
+    if (event_.placement == Placement::cpu_thread && domain.nccl)
       event_.placement = Placement::cpu_nccl;  // NCCL's own ranges read better on a lane of their own
     if (!event_.instant && end_was_null_) {
       // A range never closed extends to the end of the profile.
@@ -1055,7 +1056,7 @@ class NvtxSource final : public EventSource {
   void write_args(ArgsSink& o) const override {
     int64_t domain = stmt_.int64(domain_), thread = stmt_.int64(global_tid_);  // domains are numbered per process
     if (domain != 0) {
-      if (const std::string* name = catalog_.nvtx_domain(db_, thread, domain)) o.string("domain", *name);
+      if (event_.domain) o.string("domain", *event_.domain);  // read_row's, the column's value
       o.integer("domain_id", domain);
     }
     if (int64_t cat = stmt_.int64(category_); cat != 0) {  // NULL or 0: no category
@@ -1095,19 +1096,25 @@ class NvtxSource final : public EventSource {
   }
 
  private:
-  bool is_nccl_domain(int64_t global_tid, int64_t domain) {
+  // A domain as the rows need it: its name (null: the default domain, or one never named) and whether it is NCCL's.
+  struct Domain {
+    const std::string* name = nullptr;
+    bool nccl = false;
+  };
+  const Domain& domain_of(int64_t global_tid, int64_t domain) {
     std::pair<int64_t, int64_t> key{global_pid_of(global_tid), domain};
-    auto it = nccl_domains_.find(key);
-    if (it == nccl_domains_.end()) {
+    auto it = domains_.find(key);
+    if (it == domains_.end()) {
       const std::string* name = catalog_.nvtx_domain(db_, global_tid, domain);
-      it = nccl_domains_.emplace(key, name != nullptr && *name == "NCCL").first;
+      // The default domain (0) has no name in args, whatever a definition says; its NCCL test is as it was.
+      it = domains_.emplace(key, Domain{domain != 0 ? name : nullptr, name != nullptr && *name == "NCCL"}).first;
     }
     return it->second;
   }
   SelectBuilder b_;
   int type_, text_, text_id_, global_tid_, end_global_tid_, domain_, category_, color_, range_id_, payload_[6],
       json_text_, json_text_id_;
-  std::map<std::pair<int64_t, int64_t>, bool> nccl_domains_;  // (globalPid, domainId) -> named NCCL
+  std::map<std::pair<int64_t, int64_t>, Domain> domains_;  // (globalPid, domainId) -> its Domain
   std::string name_scratch_;
 };
 

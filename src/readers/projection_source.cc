@@ -58,6 +58,7 @@ class ProjectionSource final : public EventSource {
     event_.report = report_.index;
     event_.dur = d.gpu_span();  // never negative, never overflowing: see NvtxProjection::compute
     event_.global_id = r.global_tid;
+    event_.domain = r.domain_id != 0 ? catalog_.nvtx_domain(r.global_tid, r.domain_id) : nullptr;
     event_.device_id = d.device;
     event_.stream_id = 0;
     event_.source_rowid = (r.nvtx_rowid << 8) | (d.device & 0xFF);  // one row per (range, device)
@@ -68,7 +69,7 @@ class ProjectionSource final : public EventSource {
     const ProjectedRange& r = projection_->ranges()[current_.range];
     const DeviceExtent& d = projection_->devices(r)[current_.device];
     if (r.domain_id != 0) {
-      if (const std::string* name = catalog_.nvtx_domain(r.global_tid, r.domain_id)) o.string("domain", *name);
+      if (event_.domain) o.string("domain", *event_.domain);  // next()'s, the column's value
       o.integer("domain_id", r.domain_id);
     }
     o.integer("cpu_start", r.start).integer("cpu_end", r.end);

@@ -239,6 +239,7 @@ void TimelineScan::pick() {
   row_.rowid = (static_cast<int64_t>(e.report) << 56) | (e.source_rowid << 5) | e.tag;
   row_.report = e.report;
   row_.cname = e.cname;
+  row_.domain = e.domain;
   row_.schema = &reports_[e.report].context.schema;
   row_.kind = e.kind;
   row_.name = e.name;

@@ -12,6 +12,7 @@
 #include <map>
 #include <unistd.h>
 
+#include "tests/support/differential.h"
 #include "tests/support/test_db.h"
 #include "tests/support/trace_check.h"
 
@@ -93,6 +94,12 @@ TEST_P(RealExport, ConvertsCompletelyAndExactly) {
   std::sort(from_json.begin(), from_json.end());
   std::sort(from_profile.begin(), from_profile.end());
   EXPECT_EQ(from_json, from_profile);
+}
+
+// The hidden column domain is args' "domain" on every row, read with args or without (testdiff::check_domain_column).
+TEST_P(RealExport, DomainColumnIsArgsDomain) {
+  testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
+  for (const auto& f : testdiff::check_domain_column(db)) ADD_FAILURE() << f;
 }
 
 // An independent, plain-SQL statement of NVIDIA's definition of the NVTX GPU projection (see

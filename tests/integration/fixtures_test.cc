@@ -433,6 +433,12 @@ TEST_F(Fixture, NvtxDomainsAndCategoriesAreNumberedPerProcess) {
   EXPECT_EQ(db.rows("select ts, json_extract(args, '$.domain') from trace_events where kind = 'nvtx_kernel' "
                     "and derived = 1 order by ts"),
             (Rows{{"1200", "Trainer"}, {"1250", "Loader"}, {"3200", "Trainer"}, {"8900", "NULL"}}));
+  // The hidden column domain, read without args, names the same per-process domains.
+  EXPECT_EQ(db.rows("select kind, (global_pid >> 24) & 16777215, domain from trace_events where derived in (0, 1) "
+                    "and kind like 'nvtx%' order by kind, ts"),
+            (Rows{{"nvtx", "100", "Trainer"}, {"nvtx", "200", "Loader"}, {"nvtx", "100", "Trainer"},
+                  {"nvtx", "200", "NULL"}, {"nvtx_kernel", "100", "Trainer"}, {"nvtx_kernel", "200", "Loader"},
+                  {"nvtx_kernel", "100", "Trainer"}, {"nvtx_kernel", "200", "NULL"}}));
   auto t = trace();
   EXPECT_EQ(t.per_cat["nvtx"], 4);
 }

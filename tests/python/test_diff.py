@@ -14,6 +14,7 @@ import sys
 
 import nsystrace
 import nsystrace.diff
+import nsystrace.server
 from checks import check, failures  # tests/python/checks.py, beside this script
 
 src, tmp = sys.argv[1], sys.argv[2]
@@ -62,6 +63,17 @@ check("new and vanished names printed", "new in after: 1\n  kernel triton_poi_fu
 columns, api_rows = nsystrace.diff.compare(before, after)
 check("compare() gives the command's rows", [columns] + [["" if v is None else str(v) for v in r] for r in api_rows]
       == ours, api_rows[:3])
+# The command reads each report's per-name totals on a connection and thread of its own (diff.split_recipe cuts
+# them out of sql/diff.sql); the recipe run whole gives the same rows, here and with NVTX domains of two processes.
+check("this Python takes the parallel path", nsystrace.diff._in_parallel(
+    nsystrace.server.recipe("diff.sql"), before, after)[1] == api_rows)
+check("the parallel path gives the recipe's rows", api_rows == nsystrace.diff.compare(before, after, False)[1],
+      api_rows[:3])
+domains = fixture(os.path.join(tmp, "diff_domains.sqlite"), "nvtx_domains_per_process.sql")
+parallel = nsystrace.diff.compare(domains, after)[1]
+check("the parallel path gives the recipe's rows with NVTX domains",
+      parallel == nsystrace.diff.compare(domains, after, False)[1] and
+      ("nvtx", "Trainer:step") in [r[:2] for r in parallel], parallel[:5])
 missing = subprocess.run([os.path.join(bin_dir, "nsystrace"), "diff", before, os.path.join(tmp, "nope.sqlite")],
                          capture_output=True, text=True)
 check("a missing report is a clear error", missing.returncode == 2 and "nope.sqlite: no such file" in missing.stderr,

@@ -128,6 +128,44 @@ def say_fallback_once():
               "--enable-loadable-sqlite-extensions pyenv install <version>)", file=sys.stderr)
 
 
+def on_threads(works, interrupt):
+    """Each work() on a thread of its own, at once; their results in order. Ctrl-C or SIGTERM here calls
+    interrupt() (which stops their statements) and waits for every work to end before it goes on; an error of a
+    work is raised here."""
+    results, errors = [None] * len(works), [None] * len(works)
+    # Waited for by Events each worker sets last, not Thread.join: a Ctrl-C inside join() can leave a thread
+    # looking finished while it still runs (and the process would then exit before the cleanup).
+    done = [threading.Event() for _ in works]
+
+    def run(i):
+        try:
+            results[i] = works[i]()
+        except BaseException as e:  # handed to the caller's thread
+            errors[i] = e
+        finally:
+            done[i].set()
+
+    for i in range(len(works)):
+        threading.Thread(target=run, args=(i,), daemon=True).start()
+    try:
+        for d in done:
+            while not d.wait(0.05):
+                pass
+    except BaseException:
+        interrupt()
+        for d in done:
+            while not d.is_set():
+                try:
+                    d.wait(0.05)
+                except KeyboardInterrupt:  # a second Ctrl-C: still waiting for the cleanup
+                    pass
+        raise
+    for e in errors:
+        if e is not None:
+            raise e
+    return results
+
+
 class Connection:
     """The profile(s) opened read-only, with the extension loaded: in Python's sqlite3 when it can load extensions,
     else through the sqlite3 shell. Several profiles are attached as rank1, rank2, ... (schemas)."""
@@ -163,34 +201,7 @@ class Connection:
     def _interruptibly(self, work):
         """work() on a worker thread; Ctrl-C or SIGTERM here interrupts SQLite, waits for the statement to stop
         (the extension joins its threads and removes its temporary file), then goes on."""
-        box = {}
-        # Waited for by an Event the worker sets last, not Thread.join: a Ctrl-C inside join() can leave the thread
-        # looking finished while it still runs (and the process would then exit before the cleanup).
-        done = threading.Event()
-
-        def run():
-            try:
-                box["value"] = work()
-            except BaseException as e:  # handed to the caller's thread
-                box["error"] = e
-            finally:
-                done.set()
-
-        threading.Thread(target=run, daemon=True).start()
-        try:
-            while not done.wait(0.05):
-                pass
-        except BaseException:
-            self.interrupt()
-            while not done.is_set():
-                try:
-                    done.wait(0.05)
-                except KeyboardInterrupt:  # a second Ctrl-C: still waiting for the cleanup
-                    pass
-            raise
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
+        return on_threads([work], self.interrupt)[0]
 
     def query(self, sql, first=()):
         """(column names, rows) of one statement, after the statements `first`, whose rows are dropped, on the same
