@@ -3,6 +3,7 @@
 // parent = the rowid of the enclosing range's row.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -16,14 +17,16 @@ namespace {
 
 enum Column {
   kName, kDomain, kStart, kEnd, kGpuStart, kGpuEnd, kGpuOps, kKernels, kMemcpys, kMemsets, kPid, kTid, kGlobalTid,
-  kDepth, kParent, kDevices, kRangeType, kUnclosed, kGraphs, kGpuSpan, kGpuOpTime, kGpuBusyTime, kSchemaColumn
+  kDepth, kParent, kDevices, kRangeType, kUnclosed, kGraphs, kGpuSpan, kGpuOpTime, kGpuBusyTime, kChildren,
+  kSchemaColumn
 };
 
 constexpr const char* kSchema =
     "CREATE TABLE x(name TEXT, domain TEXT, start INTEGER, \"end\" INTEGER, gpu_start INTEGER, gpu_end INTEGER,"
     " gpu_ops INTEGER, kernels INTEGER, memcpys INTEGER, memsets INTEGER, pid INTEGER, tid INTEGER,"
     " global_tid INTEGER, depth INTEGER, parent INTEGER, devices TEXT, range_type TEXT, unclosed INTEGER,"
-    " graphs INTEGER, gpu_span INTEGER, gpu_op_time INTEGER, gpu_busy_time INTEGER, schema TEXT HIDDEN)";
+     " graphs INTEGER, gpu_span INTEGER, gpu_op_time INTEGER, gpu_busy_time INTEGER, children INTEGER,"
+    " schema TEXT HIDDEN)";
 
 // The projections of the reports (schemas) the query asks for, read one after the other.
 struct Report {
@@ -32,6 +35,20 @@ struct Report {
   std::shared_ptr<const ProfileCatalog> catalog;
   std::shared_ptr<const NvtxProjection> projection;
   std::unique_ptr<NvtxRangeNames> names;
+  // The parents' NVTX rowids of every row, sorted: a row's children are the entries equal to its rowid. Made at the
+  // first `children` asked for (a self-join on parent in SQL costs a sort and an index of the rows).
+  std::vector<int64_t> parents;
+  bool parents_made = false;
+  int64_t children_of(int64_t nvtx_rowid) {
+    if (!parents_made) {
+      for (const ProjectedRange& r : projection->ranges())
+        if (r.parent_rowid >= 0) parents.push_back(r.parent_rowid);
+      std::sort(parents.begin(), parents.end());
+      parents_made = true;
+    }
+    auto [lo, hi] = std::equal_range(parents.begin(), parents.end(), nvtx_rowid);
+    return hi - lo;
+  }
 };
 
 struct Cursor {
@@ -177,6 +194,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case kGpuSpan: sqlite3_result_int64(ctx, r.gpu_span()); break;
       case kGpuOpTime: sqlite3_result_int64(ctx, r.gpu_op_time); break;
       case kGpuBusyTime: sqlite3_result_int64(ctx, r.gpu_busy_time); break;
+      case kChildren: sqlite3_result_int64(ctx, c->reports[c->report].children_of(r.nvtx_rowid)); break;
       case kSchemaColumn: result_text(ctx, c->current().schema); break;
       default: break;
     }

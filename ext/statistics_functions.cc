@@ -1,9 +1,12 @@
 // nsystrace_median(X) and nsystrace_stddev(X): aggregates for the nsys stats reports (sql/nsys_stats). NULLs are
 // skipped, as by SQLite's own aggregates; a text or blob value is an error naming the function, not a silent 0.
+// nsystrace_concurrency(start, end, t0, bucket_ns): interval concurrency per bucket (sql/queue_depth.sql).
+#include <exception>
 #include <new>
 #include <type_traits>
 
 #include "ext/connection_state.h"
+#include "src/util/concurrency.h"
 #include "src/util/statistics.h"
 
 namespace nsystrace {
@@ -53,6 +56,52 @@ void finish(sqlite3_context* ctx) {
   delete a;
 }
 
+// nsystrace_concurrency: the intervals are kept (16 bytes each) until the group ends; t0 and bucket_ns must be the
+// same integers on every row (they define the buckets), checked so that a mistake is an error, not odd buckets.
+struct ConcurrencyState {
+  ConcurrencyAccumulator intervals;
+  int64_t t0 = 0, width = 0;
+};
+
+constexpr const char* kConcurrencyUsage =
+    "nsystrace_concurrency(start, end, t0, bucket_ns): start and end must be integers (or NULL: the row is skipped), "
+    "t0 and bucket_ns integers, bucket_ns > 0, the same on every row of a group";
+
+void concurrency_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
+  for (int i = 0; i < 4; ++i)
+    if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER) return sqlite3_result_error(ctx, kConcurrencyUsage, -1);
+  int64_t t0 = sqlite3_value_int64(argv[2]), width = sqlite3_value_int64(argv[3]);
+  if (width <= 0) return sqlite3_result_error(ctx, kConcurrencyUsage, -1);
+  try {
+    ConcurrencyState* a = state_of<ConcurrencyState>(ctx, true);
+    if (a == nullptr) return sqlite3_result_error_nomem(ctx);
+    if (a->intervals.size() == 0) {
+      a->t0 = t0;
+      a->width = width;
+    } else if (a->t0 != t0 || a->width != width) {
+      return sqlite3_result_error(ctx, kConcurrencyUsage, -1);
+    }
+    a->intervals.add(sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]));
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  }
+}
+
+void concurrency_final(sqlite3_context* ctx) {
+  ConcurrencyState* a = state_of<ConcurrencyState>(ctx, false);
+  if (a == nullptr) return sqlite3_result_text(ctx, "[]", 2, SQLITE_STATIC);  // no intervals: no buckets
+  try {
+    std::string json = concurrency_json(a->intervals.buckets(a->t0, a->width));
+    sqlite3_result_text64(ctx, json.data(), json.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  } catch (const std::exception& e) {
+    sqlite3_result_error(ctx, (std::string("nsystrace_concurrency: ") + e.what()).c_str(), -1);
+  }
+  delete a;
+}
+
 }  // namespace
 
 int register_statistics(sqlite3* db, std::string* error) {
@@ -62,7 +111,10 @@ int register_statistics(sqlite3* db, std::string* error) {
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function_v2(db, "nsystrace_stddev", 1, flags, nullptr, nullptr, step<StdDevAccumulator>,
                                     finish<StdDevAccumulator>, nullptr);
-  if (rc != SQLITE_OK) *error = "cannot register nsystrace_median / nsystrace_stddev";
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(db, "nsystrace_concurrency", 4, flags, nullptr, nullptr, concurrency_step,
+                                    concurrency_final, nullptr);
+  if (rc != SQLITE_OK) *error = "cannot register nsystrace_median / nsystrace_stddev / nsystrace_concurrency";
   return rc;
 }
 

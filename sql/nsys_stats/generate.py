@@ -184,13 +184,13 @@ order by sum(t) desc, "Kernel Name", "PID", "TID", "DevId", "API Name";"""),
 -- (gpu_span), idle gaps included; nvtx_kernel_ranges.gpu_busy_time has the time the GPU was busy with it. Range
 -- Lvl is the nesting depth (0 outermost); Num Child counts the range's children that have GPU work. Graph launches
 -- traced per graph count as GPU operations here, which NVIDIA's report leaves out.""",
-        f"""with scope as (select rowid as id, * from nvtx_kernel_ranges),
-children as materialized (select parent as id, count(*) as n from nvtx_kernel_ranges where parent is not null group by parent),
+        f"""with scope as (select * from nvtx_kernel_ranges),
+-- children: the rows whose parent is this range (counted in the extension: no self-join)
 items as materialized (
   select coalesce(s.domain, '') || ':' || s.name as "Range",
          case s.range_type when 'push/pop' then 'PushPop' else 'StartEnd' end as "Style",
-         s.gpu_span as value, s."end" - s.start as range_time, s.gpu_ops, s.depth, coalesce(c.n, 0) as children
-  from scope s left join children c on c.id = s.id
+         s.gpu_span as value, s."end" - s.start as range_time, s.gpu_ops, s.depth, s.children
+  from scope s
 )
 select "Range", "Style", sum(value) as "Total Proj Time (ns)", sum(range_time) as "Total Range Time (ns)",
        count(*) as "Range Instances",

@@ -10,13 +10,13 @@
 -- StdDev is the sample standard deviation (n - 1), 0 for a single instance, as NVIDIA reports it.
 -- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
 -- this file.
-with scope as (select rowid as id, * from nvtx_kernel_ranges),
-children as materialized (select parent as id, count(*) as n from nvtx_kernel_ranges where parent is not null group by parent),
+with scope as (select * from nvtx_kernel_ranges),
+-- children: the rows whose parent is this range (counted in the extension: no self-join)
 items as materialized (
   select coalesce(s.domain, '') || ':' || s.name as "Range",
          case s.range_type when 'push/pop' then 'PushPop' else 'StartEnd' end as "Style",
-         s.gpu_span as value, s."end" - s.start as range_time, s.gpu_ops, s.depth, coalesce(c.n, 0) as children
-  from scope s left join children c on c.id = s.id
+         s.gpu_span as value, s."end" - s.start as range_time, s.gpu_ops, s.depth, s.children
+  from scope s
 )
 select "Range", "Style", sum(value) as "Total Proj Time (ns)", sum(range_time) as "Total Range Time (ns)",
        count(*) as "Range Instances",

@@ -104,6 +104,11 @@ TEST_F(MultiReport, NvtxKernelRangesComparesReports) {
   EXPECT_EQ(db->rows(rank1), db->rows("select rowid, parent from nvtx_kernel_ranges where schema in ('main', 'rank1') "
                                       "and schema = 'rank1' order by rowid"));
   EXPECT_EQ(db->text("select group_concat(distinct rowid >> 56) from nvtx_kernel_ranges where schema = 'rank1'"), "1");
+  // children count within the row's report: the same per report, read alone or with the other.
+  EXPECT_EQ(db->rows("select sum(children), count(parent) from nvtx_kernel_ranges where schema in ('main', 'rank1') "
+                     "group by schema"),
+            db->rows("select sum(children), count(parent) from nvtx_kernel_ranges union all "
+                     "select sum(children), count(parent) from nvtx_kernel_ranges where schema = 'rank1'"));
   EXPECT_EQ(db->text("select group_concat(distinct rowid >> 56) from trace_events where schema = 'rank1'"), "1");
 }
 

@@ -19,6 +19,18 @@ class Projection : public ::testing::Test {
   testdb::Db db;
 };
 
+// children: the rows whose parent is the range ('outer' holds 'inner' and 'registered name'; 'open range' holds
+// 'graph'), what a self-join on parent counts.
+TEST_F(Projection, ChildrenAreTheRowsWhoseParentIsTheRange) {
+  EXPECT_EQ(db.rows("select rowid, children from nvtx_kernel_ranges where children > 0 order by rowid"),
+            (Rows{{"2", "2"}, {"10", "1"}}));
+  EXPECT_EQ(db.integer("select count(*) from nvtx_kernel_ranges r where children != "
+                       "(select count(*) from nvtx_kernel_ranges c where c.parent = r.rowid)"),
+            0);
+  EXPECT_EQ(db.integer("select sum(children) from nvtx_kernel_ranges"),
+            db.integer("select count(parent) from nvtx_kernel_ranges"));
+}
+
 TEST_F(Projection, NestedRangesEachCountTheWorkOfTheirCalls) {
   // Memcpys and memsets count as GPU operations; work on two devices gives devices '0,1'.
   EXPECT_EQ(row(2), (Rows{{"outer", "1200", "2600", "4", "2", "1", "1", "0,1", "0", "NULL"}}));

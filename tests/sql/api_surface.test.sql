@@ -3,13 +3,13 @@
 -- pragma_module_list). A change here is a change of the contract users and tools depend on.
 select 'functions', (select group_concat(f, ' ') from (select distinct name || '/' || narg as f from pragma_function_list
   where name like 'chrome_trace%' or name like 'perfetto_trace%' or name like 'nsystrace%' order by f))
-  = 'chrome_trace/-1 chrome_trace_file/1 chrome_trace_file/2 chrome_trace_file/3 nsystrace_create_indexes/0 nsystrace_create_indexes/1 nsystrace_last_trace_file/0 nsystrace_median/1 nsystrace_option/1 nsystrace_option/2 nsystrace_stddev/1 nsystrace_version/0 perfetto_trace/0 perfetto_trace/1 perfetto_trace_file/1 perfetto_trace_file/2 perfetto_trace_file/3';
+  = 'chrome_trace/-1 chrome_trace_file/1 chrome_trace_file/2 chrome_trace_file/3 nsystrace_concurrency/4 nsystrace_create_indexes/0 nsystrace_create_indexes/1 nsystrace_last_trace_file/0 nsystrace_median/1 nsystrace_option/1 nsystrace_option/2 nsystrace_stddev/1 nsystrace_version/0 perfetto_trace/0 perfetto_trace/1 perfetto_trace_file/1 perfetto_trace_file/2 perfetto_trace_file/3';
 select 'modules', (select group_concat(name, ' ') from (select name from pragma_module_list
   where name in ('trace_events', 'nvtx_kernel_ranges') order by name)) = 'nvtx_kernel_ranges trace_events';
 select 'trace_events columns', (select group_concat(name, ' ') from pragma_table_info('trace_events'))
   = 'kind name ts dur pid tid process_name thread_name device_id stream_id correlation_id global_tid args lane global_pid';
 select 'nvtx_kernel_ranges columns', (select group_concat(name, ' ') from pragma_table_info('nvtx_kernel_ranges'))
-  = 'name domain start end gpu_start gpu_end gpu_ops kernels memcpys memsets pid tid global_tid depth parent devices range_type unclosed graphs gpu_span gpu_op_time gpu_busy_time';
+  = 'name domain start end gpu_start gpu_end gpu_ops kernels memcpys memsets pid tid global_tid depth parent devices range_type unclosed graphs gpu_span gpu_op_time gpu_busy_time children';
 select 'writers (and the record of the last file written) are direct-only', (select count(*) from pragma_function_list where name in ('chrome_trace_file', 'perfetto_trace_file', 'nsystrace_create_indexes', 'nsystrace_option', 'nsystrace_last_trace_file') and flags & 0x80000 = 0) = 0;
 select 'readers are innocuous', (select count(*) from pragma_function_list where name in ('chrome_trace', 'perfetto_trace', 'nsystrace_version') and flags & 0x200000 = 0) = 0;
 select 'hidden columns of trace_events', (select group_concat(name, ' ') from pragma_table_xinfo('trace_events') where hidden = 1) = 'schema cname domain derived event';
