@@ -283,6 +283,11 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case Column::schema: if (r.schema) result_text(ctx, *r.schema); break;
       case Column::cname: if (r.cname) sqlite3_result_text(ctx, r.cname, -1, SQLITE_STATIC); break;
       case Column::domain: if (r.domain) result_text(ctx, *r.domain); break;
+      case Column::demangled_name: {
+        std::string scratch;
+        if (auto name = cursor->scan->demangled_name(scratch)) result_text(ctx, *name);
+        break;
+      }
       case Column::event:
         // The row's token (see TraceEventsCursor::advanced_at), not an address: SQLite never dereferences it, and a
         // copy that outlives the row names a position no cursor is at any more, which the aggregate refuses.

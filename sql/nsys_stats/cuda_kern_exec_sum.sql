@@ -8,7 +8,8 @@
 -- Kernels are tied to their launch call by correlation id within their process (global_pid); a kernel without a
 -- call in the profile (graph or device-side launches) is not counted. When an export records two API rows for one
 -- launch (cudaLaunchKernel and cudaLaunchKernel_v7000, about 2022), the launch is counted once, with the earlier call.
--- Kernel names as cuda_gpu_kern_sum: demangled (use_short_name = 1: the short name). Ordered by total time.
+-- Kernel names as cuda_gpu_kern_sum: demangled (trace_events' hidden column demangled_name; use_short_name = 1:
+-- the short name). Ordered by total time.
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/nsys_stats/cuda_kern_exec_sum.sql"
 -- Composes: narrow `scope` (a WHERE over trace_events) to a time window (ts between A and B), one process (pid = P),
 -- one GPU (device_id = D), or the inside of one NVTX range (its ts and ts + dur), which nsys stats cannot do.
@@ -16,7 +17,7 @@
 -- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
 -- this file.
 with params(use_short_name) as (select 0),
-scope as (select * from trace_events where kind = 'kernel'),
+scope as (select *, demangled_name from trace_events where kind = 'kernel'),
 -- Every CUDA API call with a correlation id (SQLite indexes it for the joins on (correlation_id, global_pid)).
 calls as materialized (
   select correlation_id, global_pid, pid, tid, name, ts, ts + dur as e
@@ -24,8 +25,7 @@ calls as materialized (
 ),
 items as materialized (
   select c.pid, c.tid, k.device_id, c.name as api,
-         case when p.use_short_name then k.name else coalesce(json_extract(k.args, '$.demangled_name'), k.name) end
-           as kernel,
+         case when p.use_short_name then k.name else coalesce(k.demangled_name, k.name) end as kernel,
          max(c.e, k.ts + k.dur) - c.ts as t, c.e - c.ts as a,
          case when k.ts > c.e then k.ts - c.e end as q, k.dur as kd
   from scope k join calls c on c.correlation_id = k.correlation_id and c.global_pid = k.global_pid, params p

@@ -69,11 +69,12 @@ items as (select name as Name, dur as value from scope)""",
     "cuda_gpu_kern_sum": (
         """-- cuda_gpu_kern_sum: NVIDIA's `nsys stats --report cuda_gpu_kern_sum` as SQL: GPU kernels by name, their
 -- durations summed. Named as NVIDIA's report names them: the demangled name (use_short_name = 1: the short name, as
--- `cuda_gpu_kern_sum:base` does).""",
+-- `cuda_gpu_kern_sum:base` does). The demangled name is trace_events' hidden column `demangled_name` (args'
+-- "demangled_name", read without building the args; named in the scope since `*` leaves hidden columns out).""",
         """params(use_short_name) as (select 0),
-scope as (select * from trace_events where kind = 'kernel'),
+scope as (select *, demangled_name from trace_events where kind = 'kernel'),
 items as (
-  select case when p.use_short_name then s.name else coalesce(json_extract(s.args, '$.demangled_name'), s.name) end
+  select case when p.use_short_name then s.name else coalesce(s.demangled_name, s.name) end
            as Name, s.dur as value
   from scope s, params p
 )""",
@@ -147,9 +148,10 @@ OWN_QUERY = {
 -- Kernels are tied to their launch call by correlation id within their process (global_pid); a kernel without a
 -- call in the profile (graph or device-side launches) is not counted. When an export records two API rows for one
 -- launch (cudaLaunchKernel and cudaLaunchKernel_v7000, about 2022), the launch is counted once, with the earlier call.
--- Kernel names as cuda_gpu_kern_sum: demangled (use_short_name = 1: the short name). Ordered by total time.""",
+-- Kernel names as cuda_gpu_kern_sum: demangled (trace_events' hidden column demangled_name; use_short_name = 1:
+-- the short name). Ordered by total time.""",
         f"""with params(use_short_name) as (select 0),
-scope as (select * from trace_events where kind = 'kernel'),
+scope as (select *, demangled_name from trace_events where kind = 'kernel'),
 -- Every CUDA API call with a correlation id (SQLite indexes it for the joins on (correlation_id, global_pid)).
 calls as materialized (
   select correlation_id, global_pid, pid, tid, name, ts, ts + dur as e
@@ -157,8 +159,7 @@ calls as materialized (
 ),
 items as materialized (
   select c.pid, c.tid, k.device_id, c.name as api,
-         case when p.use_short_name then k.name else coalesce(json_extract(k.args, '$.demangled_name'), k.name) end
-           as kernel,
+         case when p.use_short_name then k.name else coalesce(k.demangled_name, k.name) end as kernel,
          max(c.e, k.ts + k.dur) - c.ts as t, c.e - c.ts as a,
          case when k.ts > c.e then k.ts - c.e end as q, k.dur as kd
   from scope k join calls c on c.correlation_id = k.correlation_id and c.global_pid = k.global_pid, params p

@@ -86,6 +86,10 @@ struct SourceEvent {
   // The NVTX domain's name (nvtx and nvtx_kernel rows outside the default domain), owned by the ProfileCatalog; the
   // source writes it as args' "domain" too, so the column and args cannot disagree.
   const std::string* domain = nullptr;
+  // Kernels: the StringIds id of the demangled name (its text resolved only when asked: the column, or args'
+  // "demangled_name", which reads the same id).
+  bool has_demangled_id = false;
+  int64_t demangled_id = 0;
 };
 
 // A track of the timeline, as the track layout makes it: a thread, a CUDA stream, or a track beside them (NVTX
@@ -134,6 +138,8 @@ struct TraceRow {
   const std::string* schema = nullptr;  // its schema name
   const char* cname = nullptr;          // Chrome reserved color name, or null
   const std::string* domain = nullptr;  // SourceEvent::domain
+  bool has_demangled_id = false;        // SourceEvent::demangled_id
+  int64_t demangled_id = 0;
 };
 
 }  // namespace nsystrace

@@ -681,11 +681,13 @@ class KernelSource final : public GpuSource {
     read_gpu(gpu_, Placement::gpu_stream);
     auto name = name_from_string_id(short_name_, name_scratch_);
     event_.name = name ? *name : name_from_string_id(demangled_, name_scratch_).value_or(std::string_view());
+    read_optional(demangled_, event_.has_demangled_id, event_.demangled_id);
     return true;
   }
   void write_args(ArgsSink& o) const override {
     std::string scratch;
-    if (auto demangled = string_or_placeholder(demangled_, scratch)) o.string("demangled_name", *demangled);
+    if (event_.has_demangled_id)  // the id the column reads (TimelineScan::demangled_name)
+      o.string("demangled_name", catalog_.string_or_placeholder(event_.demangled_id, scratch));
     if (auto x = stmt_.optional_int64(grid_[0])) o.triple("grid", *x, stmt_.int64(grid_[1]), stmt_.int64(grid_[2]));
     if (auto x = stmt_.optional_int64(block_[0])) o.triple("block", *x, stmt_.int64(block_[1]), stmt_.int64(block_[2]));
     optional_int(o, "registers_per_thread", registers_);

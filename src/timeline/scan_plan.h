@@ -20,7 +20,7 @@ namespace nsystrace {
 
 // The columns of trace_events, in declaration order (the order of the CREATE TABLE and of xColumn's index):
 // X(name, SQL type). Hidden columns are parameters (schema, derived) or carry what is not an event field (cname;
-// domain, the NVTX domain name that args also carry, readable without them; and `event`: the row handed to an
+// domain and demangled_name, which args also carry, readable without them; and `event`: the row handed to an
 // aggregate by pointer, see kTraceRowPointerType). Hidden: `select *` and the contract's columns stay as they are.
 #define NSYSTRACE_TRACE_EVENTS_COLUMNS(X) \
   X(kind, "TEXT")                         \
@@ -41,6 +41,7 @@ namespace nsystrace {
   X(schema, "TEXT HIDDEN")                \
   X(cname, "TEXT HIDDEN")                 \
   X(domain, "TEXT HIDDEN")                \
+  X(demangled_name, "TEXT HIDDEN")        \
   X(derived, "INTEGER HIDDEN")            \
   X(event, "HIDDEN")
 

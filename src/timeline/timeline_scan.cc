@@ -240,6 +240,8 @@ void TimelineScan::pick() {
   row_.report = e.report;
   row_.cname = e.cname;
   row_.domain = e.domain;
+  row_.has_demangled_id = e.has_demangled_id;
+  row_.demangled_id = e.demangled_id;
   row_.schema = &reports_[e.report].context.schema;
   row_.kind = e.kind;
   row_.name = e.name;
@@ -267,6 +269,11 @@ void TimelineScan::pick() {
   row_.correlation_id = e.correlation_id;
   row_.has_global_tid = e.has_global_id;
   row_.global_tid = e.global_id;
+}
+
+std::optional<std::string_view> TimelineScan::demangled_name(std::string& scratch) const {
+  if (!row_.has_demangled_id) return std::nullopt;
+  return reports_[row_.report].catalog->string_or_placeholder(row_.demangled_id, scratch);
 }
 
 std::string_view TimelineScan::args() {

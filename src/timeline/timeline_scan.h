@@ -63,6 +63,8 @@ class TimelineScan {
   // The current row's args as JSON object text, built on first request; only for a scan opened with
   // ScanFilter::args (else an Error: reopen the scan with args, as the trace aggregates do).
   std::string_view args();
+  // The current kernel row's demangled name (its report's string; a placeholder for a dangling id), or nothing.
+  std::optional<std::string_view> demangled_name(std::string& scratch) const;
   void write_args(ArgsSink& args) const;  // the same, typed, into any sink
   bool reads_args() const { return filter_.args; }
   const ScanFilter& filter() const { return filter_; }  // the one it was opened (or last restarted) with

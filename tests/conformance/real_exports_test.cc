@@ -96,10 +96,11 @@ TEST_P(RealExport, ConvertsCompletelyAndExactly) {
   EXPECT_EQ(from_json, from_profile);
 }
 
-// The hidden column domain is args' "domain" on every row, read with args or without (testdiff::check_domain_column).
-TEST_P(RealExport, DomainColumnIsArgsDomain) {
+// The hidden columns domain and demangled_name are args' on every row, read with args or without
+// (testdiff::check_columns_args_carry).
+TEST_P(RealExport, ColumnsArgsCarryAreArgs) {
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
-  for (const auto& f : testdiff::check_domain_column(db)) ADD_FAILURE() << f;
+  for (const auto& f : testdiff::check_columns_args_carry(db)) ADD_FAILURE() << f;
 }
 
 // An independent, plain-SQL statement of NVIDIA's definition of the NVTX GPU projection (see

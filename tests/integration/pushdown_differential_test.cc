@@ -25,7 +25,7 @@ TEST_P(Differential, PushedDownEqualsFilteredBySqlite) {
   for (const auto& f : r.failures) ADD_FAILURE() << f;
   if (db.integer("select count(*) from trace_events") > 0) EXPECT_GT(r.queries, 0);
   if (!covering)
-    for (const auto& f : testdiff::check_domain_column(db)) ADD_FAILURE() << f;
+    for (const auto& f : testdiff::check_columns_args_carry(db)) ADD_FAILURE() << f;
 }
 
 std::string name_of(const ::testing::TestParamInfo<std::tuple<std::string, bool>>& info) {

@@ -11,7 +11,7 @@ namespace {
 // track's name says which process claimed a stream id first).
 const char* const kStableColumns =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, global_pid, "
-    "args, cname, domain, derived";
+    "args, cname, domain, demangled_name, derived";
 
 std::string quoted(const std::string& v) {
   std::string out = "'";
@@ -153,40 +153,54 @@ namespace {
 // Columns compared by the grid: every column whose value does not depend on which other rows a scan reads.
 const char* const kGridColumns[] = {"kind", "name", "ts", "dur", "pid", "tid", "process_name", "device_id",
                                     "stream_id", "correlation_id", "global_tid", "global_pid", "cname", "domain",
-                                    "derived", "schema"};
+                                    "demangled_name", "derived", "schema"};
 const char* const kGridSelect =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
-    "global_pid, cname, domain, derived, schema";
+    "global_pid, cname, domain, demangled_name, derived, schema";
 // The same naming args (before schema, which stays last): the two classes of colUsed a scan tells apart (a query
 // that names args or event reads the args-only columns, one that names neither does not: ScanFilter::args). %A is
 // kArgsDigest over trace_events, the column every_row keeps it in over every_row: the args' length and head only
 // (the hostile fixture's are megabytes; check_pushdown compares them whole).
 const char* const kGridSelectWithArgs =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
-    "global_pid, cname, domain, derived, %A, schema";
+    "global_pid, cname, domain, demangled_name, derived, %A, schema";
 const char* const kArgsDigest = "length(args) || ':' || substr(args, 1, 100)";
 
 bool is_integer_column(const std::string& c) {
-  return c != "kind" && c != "name" && c != "process_name" && c != "cname" && c != "domain" && c != "schema";
+  return c != "kind" && c != "name" && c != "process_name" && c != "cname" && c != "domain" && c != "demangled_name" &&
+         c != "schema";
 }
 
 }  // namespace
 
-std::vector<std::string> check_domain_column(testdb::Db& db) {
+std::vector<std::string> check_columns_args_carry(testdb::Db& db) {
+  // Each hidden column that args also carry: its args key and the kinds that may have it.
+  struct Carried {
+    const char* column;
+    const char* key;
+    const char* kinds;
+  };
+  static const Carried kCarried[] = {{"domain", "$.domain", "('nvtx', 'nvtx_kernel')"},
+                                     {"demangled_name", "$.demangled_name", "('kernel')"}};
   std::vector<std::string> failures;
   const std::string every = " from trace_events where derived in (0, 1) and schema in "
                             "(select name from pragma_database_list where name != 'temp')";
-  for (auto& r : db.rows("select kind, quote(name), quote(domain), quote(json_extract(args, '$.domain'))" + every +
-                         " and domain is not json_extract(args, '$.domain') limit 5"))
-    failures.push_back("a " + r[0] + " row named " + r[1] + ": domain " + r[2] + ", args' domain " + r[3]);
-  std::string plan;
-  for (auto& r : db.rows("explain query plan select schema, rowid, domain" + every)) plan += r.back();
-  if (plan.find("no-args") == std::string::npos) failures.push_back("a query naming domain but not args reads args: " + plan);
-  if (db.rows("select schema, rowid, domain" + every + " order by 1, 2") !=
-      db.rows("select schema, rowid, json_extract(args, '$.domain')" + every + " order by 1, 2"))
-    failures.push_back("domain read without args differs from args' domain");
-  int64_t others = db.integer("select count(*)" + every + " and kind not in ('nvtx', 'nvtx_kernel') and domain is not null");
-  if (others != 0) failures.push_back(std::to_string(others) + " rows of other kinds with a domain");
+  for (const Carried& c : kCarried) {
+    const std::string col = c.column, from_args = std::string("json_extract(args, '") + c.key + "')";
+    for (auto& r : db.rows("select kind, quote(name), quote(" + col + "), quote(" + from_args + ")" + every + " and " +
+                           col + " is not " + from_args + " limit 5"))
+      failures.push_back("a " + r[0] + " row named " + r[1] + ": " + col + " " + r[2] + ", args' " + r[3]);
+    std::string plan;
+    for (auto& r : db.rows("explain query plan select schema, rowid, " + col + every)) plan += r.back();
+    if (plan.find("no-args") == std::string::npos)
+      failures.push_back("a query naming " + col + " but not args reads args: " + plan);
+    if (db.rows("select schema, rowid, " + col + every + " order by 1, 2") !=
+        db.rows("select schema, rowid, " + from_args + every + " order by 1, 2"))
+      failures.push_back(col + " read without args differs from args' " + c.key);
+    int64_t others = db.integer("select count(*)" + every + " and kind not in " + c.kinds + " and " + col +
+                                " is not null");
+    if (others != 0) failures.push_back(std::to_string(others) + " rows of other kinds with a " + col);
+  }
   return failures;
 }
 
