@@ -25,7 +25,7 @@ constexpr const char* kSchema =
     "CREATE TABLE x(name TEXT, domain TEXT, start INTEGER, \"end\" INTEGER, gpu_start INTEGER, gpu_end INTEGER,"
     " gpu_ops INTEGER, kernels INTEGER, memcpys INTEGER, memsets INTEGER, pid INTEGER, tid INTEGER,"
     " global_tid INTEGER, depth INTEGER, parent INTEGER, devices TEXT, range_type TEXT, unclosed INTEGER,"
-     " graphs INTEGER, gpu_span INTEGER, gpu_op_time INTEGER, gpu_busy_time INTEGER, children INTEGER,"
+    " graphs INTEGER, gpu_span INTEGER, gpu_op_time INTEGER, gpu_busy_time INTEGER, children INTEGER,"
     " schema TEXT HIDDEN)";
 
 // The projections of the reports (schemas) the query asks for, read one after the other.

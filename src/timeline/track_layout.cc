@@ -49,14 +49,6 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
   }
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
   auto it = tracks_.find(key);
-  if (it == tracks_.end() && tracks_.empty() && spare_ && spare_->key == key && shared_pids_.empty()) {
-    tracks_.swap(spare_->tracks);
-    processes_.swap(spare_->processes);
-    stream_owner_.swap(spare_->stream_owner);
-    pid_owner_.swap(spare_->pid_owner);
-    spare_.reset();
-    it = tracks_.begin();
-  }
   if (it == tracks_.end()) {
     Track t;
     t.id = static_cast<int64_t>(tracks_.size());
@@ -125,13 +117,6 @@ TrackLayout::Placed TrackLayout::place(const SourceEvent& ev) {
 }
 
 void TrackLayout::reset() {
-  if (tracks_.size() == 1 && shared_pids_.empty()) {
-    tracks_.begin()->second.lanes = LaneFitter();
-    spare_ = Spare{tracks_.begin()->first, std::move(tracks_), std::move(processes_), std::move(stream_owner_),
-                   std::move(pid_owner_)};
-  } else {
-    spare_.reset();
-  }
   tracks_.clear();
   processes_.clear();
   stream_owner_.clear();

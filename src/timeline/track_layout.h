@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -61,18 +60,6 @@ class TrackLayout {
   std::set<int32_t> shared_pids_;
   TrackState* last_track_ = nullptr;
   Key last_key_{-1, 0, 0, 0};
-  // A join's inner lookups meet one row each, mostly on the track the last lookup made: reset() keeps a layout of
-  // one track aside (its lanes emptied), and track_for() takes it back when the next scan's first row has the same
-  // key. The state is then exactly what building that track anew on an empty layout gives (a function of the key),
-  // without its names formatted again.
-  struct Spare {
-    Key key;
-    std::map<Key, TrackState> tracks;
-    std::unordered_map<int32_t, std::string> processes;
-    std::map<std::pair<int32_t, int64_t>, int64_t> stream_owner;
-    std::unordered_map<int32_t, int64_t> pid_owner;
-  };
-  std::optional<Spare> spare_;
 };
 
 }  // namespace nsystrace
