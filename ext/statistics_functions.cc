@@ -1,12 +1,15 @@
 // nsystrace_median(X) and nsystrace_stddev(X): aggregates for the nsys stats reports (sql/nsys_stats). NULLs are
 // skipped, as by SQLite's own aggregates; a text or blob value is an error naming the function, not a silent 0.
 // nsystrace_concurrency(start, end, t0, bucket_ns): interval concurrency per bucket (sql/queue_depth.sql).
+// nsystrace_union_ns(start, end) and nsystrace_gaps(start, end, min_gap_ns): the length of a union of intervals and
+// the gaps between its pieces (sql/gpu_time_breakdown.sql, sql/expert_findings.sql).
 #include <exception>
 #include <new>
 #include <type_traits>
 
 #include "ext/connection_state.h"
 #include "src/util/concurrency.h"
+#include "src/util/interval_union.h"
 #include "src/util/statistics.h"
 
 namespace nsystrace {
@@ -102,6 +105,82 @@ void concurrency_final(sqlite3_context* ctx) {
   delete a;
 }
 
+// nsystrace_union_ns and nsystrace_gaps keep the intervals (16 bytes each) until the group ends. A row with a NULL
+// start or end is skipped, as SQLite's own aggregates skip NULLs.
+struct UnionState {
+  IntervalUnion intervals;
+  int64_t min_gap = 0;
+};
+
+// The two integers of a row, or false (an error set, unless both are there or one is NULL: *skip).
+bool interval_of(sqlite3_context* ctx, sqlite3_value** argv, const char* usage, bool* skip) {
+  *skip = sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL;
+  if (*skip) return true;
+  if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER && sqlite3_value_type(argv[1]) == SQLITE_INTEGER) return true;
+  sqlite3_result_error(ctx, usage, -1);
+  return false;
+}
+
+// A count of ns beyond int64 (only a union of corrupt timestamps gets there) as a real, as concurrency_json does.
+void result_ns(sqlite3_context* ctx, __int128 ns) {
+  if (ns >= INT64_MIN && ns <= INT64_MAX) sqlite3_result_int64(ctx, static_cast<int64_t>(ns));
+  else sqlite3_result_double(ctx, static_cast<double>(ns));
+}
+
+constexpr const char* kUnionUsage =
+    "nsystrace_union_ns(start, end): start and end must be integers (or NULL: the row is skipped)";
+
+void union_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  bool skip = false;
+  if (!interval_of(ctx, argv, kUnionUsage, &skip) || skip) return;
+  try {
+    UnionState* a = state_of<UnionState>(ctx, true);
+    if (a == nullptr) return sqlite3_result_error_nomem(ctx);
+    a->intervals.add(sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]));
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  }
+}
+
+void union_final(sqlite3_context* ctx) {
+  UnionState* a = state_of<UnionState>(ctx, false);
+  if (a == nullptr) return sqlite3_result_int64(ctx, 0);  // the union of no intervals
+  result_ns(ctx, a->intervals.length());
+  delete a;
+}
+
+constexpr const char* kGapsUsage =
+    "nsystrace_gaps(start, end, min_gap_ns): start and end must be integers (or NULL: the row is skipped), "
+    "min_gap_ns an integer, the same on every row of a group";
+
+void gaps_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  bool skip = false;
+  if (!interval_of(ctx, argv, kGapsUsage, &skip) || skip) return;
+  if (sqlite3_value_type(argv[2]) != SQLITE_INTEGER) return sqlite3_result_error(ctx, kGapsUsage, -1);
+  int64_t min_gap = sqlite3_value_int64(argv[2]);
+  try {
+    UnionState* a = state_of<UnionState>(ctx, true);
+    if (a == nullptr) return sqlite3_result_error_nomem(ctx);
+    if (a->intervals.size() == 0) a->min_gap = min_gap;
+    else if (a->min_gap != min_gap) return sqlite3_result_error(ctx, kGapsUsage, -1);
+    a->intervals.add(sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]));
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  }
+}
+
+void gaps_final(sqlite3_context* ctx) {
+  UnionState* a = state_of<UnionState>(ctx, false);
+  if (a == nullptr) return sqlite3_result_text(ctx, "[]", 2, SQLITE_STATIC);  // no intervals: no gaps
+  try {
+    std::string json = gaps_json(a->intervals.gaps(a->min_gap));
+    sqlite3_result_text64(ctx, json.data(), json.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  }
+  delete a;
+}
+
 }  // namespace
 
 int register_statistics(sqlite3* db, std::string* error) {
@@ -114,7 +193,12 @@ int register_statistics(sqlite3* db, std::string* error) {
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function_v2(db, "nsystrace_concurrency", 4, flags, nullptr, nullptr, concurrency_step,
                                     concurrency_final, nullptr);
-  if (rc != SQLITE_OK) *error = "cannot register nsystrace_median / nsystrace_stddev / nsystrace_concurrency";
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(db, "nsystrace_union_ns", 2, flags, nullptr, nullptr, union_step, union_final,
+                                    nullptr);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(db, "nsystrace_gaps", 3, flags, nullptr, nullptr, gaps_step, gaps_final, nullptr);
+  if (rc != SQLITE_OK) *error = "cannot register the aggregates (nsystrace_median, _stddev, _concurrency, _union_ns, _gaps)";
   return rc;
 }
 

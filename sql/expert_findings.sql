@@ -45,49 +45,41 @@ sync_findings as (
   from mem_ops
   where kind = 'sync' and op <> 'Stream wait sync' and instr(call, 'Synchronize') > 0
 ),
--- GPU work per (process, device); each operation's part beyond every earlier end of the same process and device.
--- Those parts are disjoint and cover the union of the work. Sorted without names (cheaper); the name of the
--- operation after a gap is looked up by its rowid.
-ordered as materialized (
-  select global_pid, device_id, ts as s, ts + dur as e, rowid as id,
-         max(ts + dur) over (partition by global_pid, device_id order by ts, ts + dur, rowid
-                             rows between unbounded preceding and 1 preceding) as covered
-  from trace_events where kind in ('kernel', 'memcpy', 'memset')
+-- GPU work per (process, device). The gaps in it and its busy time per chunk come from aggregates over intervals
+-- in the extension (nsystrace_gaps, nsystrace_concurrency: a sort of integers each), not from a window over the
+-- operations in start order (seconds on a million of them).
+gpu_ops as materialized (
+  select global_pid, device_id, ts as s, ts + dur as e from trace_events where kind in ('kernel', 'memcpy', 'memset')
+),
+-- chunk_ns: (t1 - t0) / chunks, from the quotients and remainders of t0 and t1 (exact, where t1 - t0 may not fit
+-- in int64 on a damaged export).
+spans as materialized (
+  select global_pid, device_id, t0, t1, chunks, gaps,
+         max(1, (t1 / chunks - (t1 % chunks < 0)) - (t0 / chunks - (t0 % chunks < 0))
+                - (t1 % chunks + chunks * (t1 % chunks < 0) < t0 % chunks + chunks * (t0 % chunks < 0))) as chunk_ns
+  from (select global_pid, device_id, min(s) as t0, max(e) as t1, p.chunks, nsystrace_gaps(s, e, p.gap_ns) as gaps
+        from gpu_ops, params p group by global_pid, device_id)
 ),
 gap_findings as (
-  select 'gpu_gaps' as rule, device_id as device, (global_pid >> 24) & 16777215 as pid, covered as start_ns,
-         s - covered as duration_ns,
-         -- the operation's name, by rowid; kind and ts let the scan read only the rows at that time
-         (select name from trace_events t where t.kind in ('kernel', 'memcpy', 'memset') and t.ts = s and t.rowid = id)
-           as name,
-         'no GPU work of the process on the device for ' || (s - covered) || ' ns' as detail
-  from ordered, params where s - covered >= gap_ns
+  select 'gpu_gaps' as rule, sp.device_id as device, (sp.global_pid >> 24) & 16777215 as pid,
+         json_extract(g.value, '$[0]') as start_ns, json_extract(g.value, '$[1]') - json_extract(g.value, '$[0]') as duration_ns,
+         -- the operation after the gap: the first of the process's on the device to start then (kind and ts let the
+         -- scan read only the rows at that time)
+         (select t.name from trace_events t
+          where t.kind in ('kernel', 'memcpy', 'memset') and t.ts = json_extract(g.value, '$[1]')
+            and t.global_pid = sp.global_pid and t.device_id is sp.device_id
+          order by t.dur, t.rowid limit 1) as name,
+         'no GPU work of the process on the device for ' || (json_extract(g.value, '$[1]') - json_extract(g.value, '$[0]'))
+           || ' ns' as detail
+  from spans sp, json_each(sp.gaps) g
 ),
-spans as (
-  select global_pid, device_id, min(s) as t0, max(e) as t1, max(1, (max(e) - min(s)) / p.chunks) as chunk_ns, p.chunks
-  from ordered, params p group by global_pid, device_id
-),
--- Busy pieces, and the chunks they start and end in (chunk k: [t0 + k chunk_ns, t0 + (k + 1) chunk_ns), the last
--- one to t1). A piece inside one chunk (nearly all) is summed as it is; the few that cross a boundary are split.
-pieces as (
-  select global_pid, device_id, s, e, t0, chunk_ns, chunks,
-         min(chunks - 1, (s - t0) / chunk_ns) as k, min(chunks - 1, (e - 1 - t0) / chunk_ns) as last_k
-  from (select o.global_pid, o.device_id, max(o.s, coalesce(o.covered, o.s)) as s, o.e, sp.t0, sp.chunk_ns, sp.chunks
-        from ordered o join spans sp on sp.global_pid = o.global_pid and sp.device_id = o.device_id
-        where o.e > coalesce(o.covered, o.s))
-),
-split(global_pid, device_id, s, e, t0, chunk_ns, chunks, k, last_k) as (
-  select * from pieces where k < last_k
-  union all
-  select global_pid, device_id, s, e, t0, chunk_ns, chunks, k + 1, last_k from split where k < last_k
-),
+-- The busy time per chunk (chunk k: [t0 + k chunk_ns, t0 + (k + 1) chunk_ns), the last one to t1): the union of the
+-- work in each bucket of chunk_ns from t0, the buckets past the last chunk added to it.
 busy_chunks as (
-  select global_pid, device_id, k, sum(busy_ns) as busy_ns from (
-    select global_pid, device_id, k, e - s as busy_ns from pieces where k = last_k
-    union all
-    select global_pid, device_id, k,
-           min(e, case when k = chunks - 1 then e else t0 + (k + 1) * chunk_ns end) - max(s, t0 + k * chunk_ns)
-    from split)
+  select global_pid, device_id, min(json_extract(b.value, '$[0]'), chunks - 1) as k, sum(json_extract(b.value, '$[4]')) as busy_ns
+  from (select o.global_pid, o.device_id, sp.chunks, nsystrace_concurrency(o.s, o.e, sp.t0, sp.chunk_ns) as buckets
+        from gpu_ops o join spans sp on sp.global_pid = o.global_pid and sp.device_id = o.device_id
+        group by o.global_pid, o.device_id), json_each(buckets) b
   group by global_pid, device_id, k
 ),
 all_chunks(global_pid, device_id, k, t0, t1, chunk_ns, chunks) as (

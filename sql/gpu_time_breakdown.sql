@@ -5,8 +5,9 @@
 -- (its first operation's start to its last operation's end) not covered by any operation. Integer ns; the _pct
 -- columns are shares of the span.
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/gpu_time_breakdown.sql"
--- How, in one sort per device: a union's length is the sum over its intervals, in start order, of the part of
--- each beyond every earlier end; overlap = |comm| + |compute| - |comm ∪ compute|.
+-- How: each union's length by the aggregate nsystrace_union_ns(start, end) (one sort of integers, in the extension;
+-- a window over the operations in start order costs seconds on a million of them); overlap = |comm| + |compute| -
+-- |comm ∪ compute|.
 with
 -- kernel_types: which type a GPU operation is, by its lower-case name (GLOB patterns; the lowest priority that
 -- matches wins; no match: 'other'). Edit here: sql/gpu_time_breakdown.sql holds the same table (between the same
@@ -38,29 +39,15 @@ work as (
          case when kind <> 'kernel' then 'memory' when name in comm_names then 'comm' else 'compute' end as what
   from ops
 ),
--- One sort per device: for each operation, the latest end among the earlier operations of its own kind, of
--- compute ∪ comm, and of all (window functions over the same order share one sort).
-ordered as (
-  select device_id, what, s, e,
-         max(e) filter (where what = 'compute') over w as covered_compute,
-         max(e) filter (where what = 'comm') over w as covered_comm,
-         max(e) filter (where what = 'memory') over w as covered_memory,
-         max(e) filter (where what <> 'memory') over w as covered_compute_or_comm,
-         max(e) over w as covered_all
-  from work
-  window w as (partition by device_id order by s, e rows between unbounded preceding and 1 preceding)
-),
--- The part of an interval [s, e] beyond every earlier end c: max(0, e - max(s, c)).
 per_device as (
   select device_id,
          max(e) - min(s) as span_ns,
-         coalesce(sum(max(0, e - max(s, coalesce(covered_compute, s)))) filter (where what = 'compute'), 0) as compute_ns,
-         coalesce(sum(max(0, e - max(s, coalesce(covered_comm, s)))) filter (where what = 'comm'), 0) as comm_ns,
-         coalesce(sum(max(0, e - max(s, coalesce(covered_memory, s)))) filter (where what = 'memory'), 0) as memory_ns,
-         coalesce(sum(max(0, e - max(s, coalesce(covered_compute_or_comm, s)))) filter (where what <> 'memory'), 0)
-           as compute_or_comm_ns,
-         sum(max(0, e - max(s, coalesce(covered_all, s)))) as busy_ns
-  from ordered group by device_id
+         nsystrace_union_ns(s, e) filter (where what = 'compute') as compute_ns,
+         nsystrace_union_ns(s, e) filter (where what = 'comm') as comm_ns,
+         nsystrace_union_ns(s, e) filter (where what = 'memory') as memory_ns,
+         nsystrace_union_ns(s, e) filter (where what <> 'memory') as compute_or_comm_ns,
+         nsystrace_union_ns(s, e) as busy_ns
+  from work group by device_id
 )
 select device_id as device, compute_ns, comm_ns, memory_ns, span_ns - busy_ns as idle_ns,
        compute_ns + comm_ns - compute_or_comm_ns as overlap_ns,

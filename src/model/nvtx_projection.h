@@ -99,11 +99,11 @@ class NvtxRangeNames {
   std::string_view name(int64_t nvtx_rowid);  // valid until the next call for another rowid
 
  private:
+  static constexpr int64_t kForwardSteps = 64;  // a row further on than this is sought, not stepped to
   const ProfileCatalog& catalog_;
-  Statement stmt_;
+  Statement stmt_;  // rows from a rowid on, in rowid order
   std::string scratch_;
-  std::optional<int64_t> last_rowid_;  // the rowid whose name is last_
-  std::string_view last_;
+  std::optional<int64_t> at_;  // the rowid of the row stmt_ holds (none: not positioned)
 };
 
 }  // namespace nsystrace

@@ -47,6 +47,7 @@ std::vector<ConcurrencyBucket> ConcurrencyAccumulator::buckets(int64_t t0, int64
       ConcurrencyBucket& b = out.back();
       b.max_depth = std::max(b.max_depth, depth);
       b.depth_ns += ns * depth;
+      b.busy_ns += static_cast<int64_t>(ns);  // ns <= width: the sum stays within the bucket
     }
   }
   return out;
@@ -65,7 +66,7 @@ std::string concurrency_json(const std::vector<ConcurrencyBucket>& buckets) {
       snprintf(buf, sizeof buf, "%.17g", static_cast<double>(b.depth_ns));
       s += buf;
     }
-    s += ']';
+    s += ',' + std::to_string(b.busy_ns) + ']';
   }
   s += ']';
   return s;

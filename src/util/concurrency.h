@@ -18,6 +18,7 @@ struct ConcurrencyBucket {
   int64_t start = 0;     // t0 + index * width: exact (it lies between t0 and a time added, so it fits in int64)
   int64_t max_depth = 0;  // the deepest the intervals got in the bucket (over a positive length of time)
   __int128 depth_ns = 0;  // the integral of the depth over the bucket: depth x ns, summed (the mean is / width)
+  int64_t busy_ns = 0;    // the time in the bucket with depth above 0: the union of the intervals, clipped to it
 };
 
 // The intervals [start, end) added, swept as +1 at each start and -1 at each end: the depth between two successive
@@ -40,8 +41,8 @@ class ConcurrencyAccumulator {
   std::vector<int64_t> starts_, ends_;
 };
 
-// The buckets as a JSON array of [index, start, max_depth, depth_ns] arrays (depth_ns an integer, or a real when it
-// exceeds int64).
+// The buckets as a JSON array of [index, start, max_depth, depth_ns, busy_ns] arrays (depth_ns an integer, or a real
+// when it exceeds int64).
 std::string concurrency_json(const std::vector<ConcurrencyBucket>& buckets);
 
 }  // namespace nsystrace

@@ -2,6 +2,7 @@
 // ns, the exact bucket arithmetic at the ends of int64, and the SQL aggregate's checks.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -25,8 +26,9 @@ TEST(Concurrency, DepthAndIntegralPerBucket) {
   EXPECT_EQ(b[1].start, 25);
   EXPECT_EQ(b[1].max_depth, 2);
   EXPECT_EQ(static_cast<int64_t>(b[1].depth_ns), 5 * 2 + 20 * 1);  // [25, 30) at 2, [30, 50) at 1
-  // [index, start, max_depth, depth_ns]: [0, 25) holds 10 ns at 1 and 15 at 2; [50, 75) and [75, 100) 5 ns each.
-  EXPECT_EQ(concurrency_json(b), "[[0,0,2,40],[1,25,2,30],[2,50,1,5],[3,75,1,5]]");
+  // [index, start, max_depth, depth_ns, busy_ns]: [0, 25) holds 10 ns at 1 and 15 at 2; [50, 75) and [75, 100) 5 ns
+  // each.
+  EXPECT_EQ(concurrency_json(b), "[[0,0,2,40,25],[1,25,2,30,25],[2,50,1,5,5],[3,75,1,5,5]]");
 }
 
 TEST(Concurrency, EndsBeforeStartsAtEqualTimesAndEmptyIntervals) {
@@ -38,7 +40,7 @@ TEST(Concurrency, EndsBeforeStartsAtEqualTimesAndEmptyIntervals) {
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].max_depth, 1);
   EXPECT_EQ(static_cast<int64_t>(b[0].depth_ns), 20);
-  EXPECT_EQ(concurrency_json(b), "[[0,0,1,20]]");
+  EXPECT_EQ(concurrency_json(b), "[[0,0,1,20,20]]");
   EXPECT_EQ(concurrency_json(ConcurrencyAccumulator().buckets(0, 1)), "[]");
 }
 
@@ -67,7 +69,7 @@ TEST(Concurrency, ExactAtTheEndsOfInt64) {
 TEST(Concurrency, BucketsBeforeT0HaveNegativeIndexes) {
   ConcurrencyAccumulator a;
   a.add(-15, -5);
-  EXPECT_EQ(concurrency_json(a.buckets(0, 10)), "[[-2,-20,1,5],[-1,-10,1,5]]");
+  EXPECT_EQ(concurrency_json(a.buckets(0, 10)), "[[-2,-20,1,5,5],[-1,-10,1,5,5]]");
 }
 
 TEST(Concurrency, ReversedIntervalLowersTheDepthBetween) {
@@ -75,7 +77,7 @@ TEST(Concurrency, ReversedIntervalLowersTheDepthBetween) {
   ConcurrencyAccumulator a;
   a.add(0, 30);
   a.add(20, 10);
-  EXPECT_EQ(concurrency_json(a.buckets(0, 100)), "[[0,0,1,20]]");
+  EXPECT_EQ(concurrency_json(a.buckets(0, 100)), "[[0,0,1,20,20]]");
 }
 
 TEST(Concurrency, TooManyBucketsIsAnErrorNotAnEndlessLoop) {
@@ -102,13 +104,14 @@ TEST(Concurrency, MatchesACountAtEveryNs) {
       for (int64_t t = s; t < e; ++t) ++depth_at[t];
     }
     int64_t t0 = static_cast<int64_t>(rng() % 100) - 60, w = 1 + static_cast<int64_t>(rng() % 30);
-    std::map<int64_t, std::pair<int64_t, int64_t>> expected;  // k -> (max, integral)
+    std::map<int64_t, std::array<int64_t, 3>> expected;  // k -> (max, integral, busy)
     for (auto [t, d] : depth_at) {
       if (d == 0) continue;
       int64_t k = (t - t0) >= 0 ? (t - t0) / w : -((t0 - t + w - 1) / w);
-      auto& [mx, sum] = expected[k];
+      auto& [mx, sum, busy] = expected[k];
       mx = std::max(mx, d);
       sum += d;
+      ++busy;
     }
     std::vector<ConcurrencyBucket> got = a.buckets(t0, w);
     ASSERT_EQ(got.size(), expected.size()) << "round " << round;
@@ -116,8 +119,9 @@ TEST(Concurrency, MatchesACountAtEveryNs) {
     for (auto [k, v] : expected) {
       EXPECT_EQ(got[i].index, k) << "round " << round;
       EXPECT_EQ(got[i].start, t0 + k * w);
-      EXPECT_EQ(got[i].max_depth, v.first) << "round " << round << " bucket " << k;
-      EXPECT_EQ(static_cast<int64_t>(got[i].depth_ns), v.second) << "round " << round << " bucket " << k;
+      EXPECT_EQ(got[i].max_depth, v[0]) << "round " << round << " bucket " << k;
+      EXPECT_EQ(static_cast<int64_t>(got[i].depth_ns), v[1]) << "round " << round << " bucket " << k;
+      EXPECT_EQ(got[i].busy_ns, v[2]) << "round " << round << " bucket " << k;
       ++i;
     }
   }
@@ -127,7 +131,7 @@ TEST(ConcurrencySql, GroupsSkipNullsAndRefuseBadArguments) {
   testdb::Db db;
   EXPECT_EQ(db.rows("with v(g, s, e) as (values (1, 0, 30), (1, 10, 50), (2, 5, 6), (2, null, 9)) "
                     "select g, nsystrace_concurrency(s, e, 0, 25) from v group by g"),
-            (Rows{{"1", "[[0,0,2,40],[1,25,2,30]]"}, {"2", "[[0,0,1,1]]"}}));
+            (Rows{{"1", "[[0,0,2,40,25],[1,25,2,30,25]]"}, {"2", "[[0,0,1,1,1]]"}}));
   EXPECT_EQ(db.rows("select nsystrace_concurrency(1, 2, 0, 10) where 0"), (Rows{{"[]"}}));
   // json_each expands the buckets, as sql/queue_depth.sql does.
   EXPECT_EQ(db.rows("select json_extract(b.value, '$[0]'), json_extract(b.value, '$[3]') "
