@@ -19,7 +19,9 @@ COMMON = """-- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/n
 -- this file."""
 
 # Per instance: its Name (the report's grouping) and value (a duration in ns, or a size in bytes). The median and the
-# sample standard deviation are the extension's aggregates (one pass; in plain SQL they cost a window sort).
+# sample standard deviation are the extension's aggregates (one pass; in plain SQL they cost a window sort). stats is
+# read once (the total time by a window over it): SQLite materializes a CTE read twice together with every CTE under
+# it, which would store every column of every row in scope (with args) before grouping.
 STATISTICS = """stats as materialized (
   select Name, count(*) as n, sum(value) as total, min(value) as lo, max(value) as hi, avg(value) as mean,
          nsystrace_median(value) as med, nsystrace_stddev(value) as sd
@@ -33,7 +35,7 @@ order by s.total desc, s.Name;"""
 
 def time_columns(name="s.Name"):
     """NVIDIA's time columns; `name` is the Name shown (an expression over s.Name)."""
-    return f"""select round(100.0 * s.total / (select sum(total) from stats), 1) as "Time (%)",
+    return f"""select round(100.0 * s.total / sum(s.total) over (), 1) as "Time (%)",
        s.total as "Total Time (ns)", s.n as "Instances", round(s.mean, 1) as "Avg (ns)", round(s.med, 1) as "Med (ns)",
        s.lo as "Min (ns)", s.hi as "Max (ns)",
        round(s.sd, 1) as "StdDev (ns)", {name} as "Name"

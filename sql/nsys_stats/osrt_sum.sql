@@ -17,7 +17,7 @@ stats as materialized (
          nsystrace_median(value) as med, nsystrace_stddev(value) as sd
   from items group by Name
 )
-select round(100.0 * s.total / (select sum(total) from stats), 1) as "Time (%)",
+select round(100.0 * s.total / sum(s.total) over (), 1) as "Time (%)",
        s.total as "Total Time (ns)", s.n as "Instances", round(s.mean, 1) as "Avg (ns)", round(s.med, 1) as "Med (ns)",
        s.lo as "Min (ns)", s.hi as "Max (ns)",
        round(s.sd, 1) as "StdDev (ns)", s.Name as "Name"
