@@ -49,7 +49,8 @@ sync_findings as (
 -- in the extension (nsystrace_gaps, nsystrace_concurrency: a sort of integers each), not from a window over the
 -- operations in start order (seconds on a million of them).
 gpu_ops as materialized (
-  select global_pid, device_id, ts as s, ts + dur as e from trace_events where kind in ('kernel', 'memcpy', 'memset')
+  select global_pid, device_id, ts as s, ts + dur as e, name, rowid as id from trace_events
+  where kind in ('kernel', 'memcpy', 'memset')
 ),
 -- chunk_ns: (t1 - t0) / chunks, from the quotients and remainders of t0 and t1 (exact, where t1 - t0 may not fit
 -- in int64 on a damaged export).
@@ -63,12 +64,10 @@ spans as materialized (
 gap_findings as (
   select 'gpu_gaps' as rule, sp.device_id as device, (sp.global_pid >> 24) & 16777215 as pid,
          json_extract(g.value, '$[0]') as start_ns, json_extract(g.value, '$[1]') - json_extract(g.value, '$[0]') as duration_ns,
-         -- the operation after the gap: the first of the process's on the device to start then (kind and ts let the
-         -- scan read only the rows at that time)
-         (select t.name from trace_events t
-          where t.kind in ('kernel', 'memcpy', 'memset') and t.ts = json_extract(g.value, '$[1]')
-            and t.global_pid = sp.global_pid and t.device_id is sp.device_id
-          order by t.dur, t.rowid limit 1) as name,
+         -- the operation after the gap: the first of the process's on the device to start then
+         (select o.name from gpu_ops o
+          where o.global_pid = sp.global_pid and o.device_id is sp.device_id and o.s = json_extract(g.value, '$[1]')
+          order by o.e, o.id limit 1) as name,
          'no GPU work of the process on the device for ' || (json_extract(g.value, '$[1]') - json_extract(g.value, '$[0]'))
            || ' ns' as detail
   from spans sp, json_each(sp.gaps) g
