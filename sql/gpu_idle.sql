@@ -12,21 +12,20 @@
 -- REAL past 2^63 - 1 ns: only a damaged export's GPU work, at both ends of the int64 range, spans that long).
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/gpu_idle.sql"
 with params(min_gap_ns) as (select 1000000),
-work as (
-  select device_id, ts as s, ts + dur as e, name, global_pid, correlation_id from trace_events
+work as materialized (
+  select device_id, ts as s, ts + dur as e, name, global_pid, correlation_id, rowid as id from trace_events
   where kind in ('kernel', 'memcpy', 'memset')
 ),
-ordered as (
-  select device_id, s, e, name, global_pid, correlation_id,
-         max(e) over (partition by device_id order by s, e, name rows between unbounded preceding and 1 preceding)
-           as covered
-  from work
-),
--- The operations that start after every earlier one ended, gap_ns after the last end.
+-- The gaps in each GPU's work, by the extension's aggregate over intervals (one sort of integers; a window over the
+-- operations in start order costs seconds on a million of them); each with the operation after it: the first in
+-- (end, name) order of those that start then.
 gaps as materialized (
-  select o.device_id, o.covered as gap_start, o.s as gap_end, o.name as next_op, o.global_pid, o.correlation_id
-  from ordered o, params p
-  where o.s - o.covered > p.min_gap_ns
+  select d.device_id, json_extract(g.value, '$[0]') as gap_start, json_extract(g.value, '$[1]') as gap_end,
+         o.name as next_op, o.global_pid, o.correlation_id
+  from (select device_id, nsystrace_gaps(s, e, p.min_gap_ns + 1) as gaps from work, params p group by device_id) d,
+       json_each(d.gaps) g
+  join work o on o.id = (select w.id from work w where w.device_id is d.device_id
+                         and w.s = json_extract(g.value, '$[1]') order by w.e, w.name, w.id limit 1)
 ),
 launches as materialized (
   select g.device_id, g.gap_start, a.ts as launch_ts, a.name as launch_call, a.global_tid
