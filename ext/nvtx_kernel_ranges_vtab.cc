@@ -67,6 +67,8 @@ struct Cursor {
   std::vector<std::pair<uint32_t, uint32_t>> group_order;
   size_t position = 0;
   std::vector<std::string> distinct_names;
+  int grouped_idx_num = 0;  // what the grouping was made for
+  std::vector<std::string> grouped_schemas;
   const Report& current() const { return reports[report]; }
   const ProjectedRange& row() const { return current().projection->ranges()[index]; }
   // The rowid of the current report's row for an NVTX_EVENTS rowid: report number r adds r << 56, as in trace_events.
@@ -199,11 +201,6 @@ int x_close(sqlite3_vtab_cursor* base) {
 int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqlite3_value** argv) {
   auto* c = reinterpret_cast<Cursor*>(base);
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
-  c->reports.clear();
-  c->report = c->index = 0;
-  c->grouped = false;
-  c->group_order.clear();
-  c->distinct_names.clear();
   return guarded(base->pVtab, [&] {
     auto reports_of_connection = vtab->state->reports();
     std::vector<std::string> schemas;
@@ -217,6 +214,18 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
       });
     }
     (void)argc;
+    // The inner loop of a join is filtered again for every outer row: the same grouping is kept, not made again.
+    if (c->grouped && idx_num == c->grouped_idx_num && schemas == c->grouped_schemas) {
+      c->position = 0;
+      c->at_position();
+      return SQLITE_OK;
+    }
+    c->reports.clear();
+    c->report = c->index = 0;
+    c->grouped = false;
+    c->grouped_idx_num = 0;  // no grouping kept until one is whole
+    c->group_order.clear();
+    c->distinct_names.clear();
     for (const std::string& schema : schemas) {
       // No such database: an error, as in trace_events (an empty answer would look like a report without NVTX).
       check_schema_exists(vtab->state->db(), schema);
@@ -233,8 +242,13 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
       }
       c->reports.push_back(std::move(r));
     }
-    if (idx_num & kGrouped) c->group(idx_num & (kKeyName | kKeyDomain | kKeySchema));
-    else c->skip_empty();
+    if (idx_num & kGrouped) {
+      c->group(idx_num & (kKeyName | kKeyDomain | kKeySchema));
+      c->grouped_idx_num = idx_num;
+      c->grouped_schemas = schemas;
+    } else {
+      c->skip_empty();
+    }
     return SQLITE_OK;
   });
 }

@@ -198,7 +198,8 @@ int register_statistics(sqlite3* db, std::string* error) {
                                     nullptr);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function_v2(db, "nsystrace_gaps", 3, flags, nullptr, nullptr, gaps_step, gaps_final, nullptr);
-  if (rc != SQLITE_OK) *error = "cannot register the aggregates (nsystrace_median, _stddev, _concurrency, _union_ns, _gaps)";
+  if (rc != SQLITE_OK)
+    *error = "cannot register the aggregates (nsystrace_median, _stddev, _concurrency, _union_ns, _gaps)";
   return rc;
 }
 
