@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <string_view>
 #include <tuple>
@@ -66,7 +67,7 @@ struct Cursor {
   bool grouped = false;
   std::vector<std::pair<uint32_t, uint32_t>> group_order;
   size_t position = 0;
-  std::vector<std::string> distinct_names;
+  std::deque<std::string> distinct_names;  // a deque: the names stay where they are as it grows
   int grouped_idx_num = 0;  // what the grouping was made for
   std::vector<std::string> grouped_schemas;
   const Report& current() const { return reports[report]; }
@@ -107,7 +108,8 @@ constexpr int kKeyName = 1 << 10, kKeyDomain = 1 << 11, kKeySchema = 1 << 12;
 // no sort: grouping 1.9M ranges by name costs a hash of each name, where SQLite's sorter took 1.7 s.
 void Cursor::group(int key_columns) {
   grouped = true;
-  std::unordered_map<std::string, uint32_t> name_ids, group_ids;
+  std::unordered_map<std::string_view, uint32_t> name_ids;  // views of distinct_names
+  std::unordered_map<std::string, uint32_t> group_ids;
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> members;
   std::string key;
   // A key column as a tag (NULL or not) and its bytes with their length: two different tuples never make one key.
@@ -124,8 +126,11 @@ void Cursor::group(int key_columns) {
     r.name_index.resize(ranges.size());
     for (index = 0; index < ranges.size(); ++index) {
       std::string_view name = r.names->name(ranges[index].nvtx_rowid);
-      auto [it, added] = name_ids.try_emplace(std::string(name), static_cast<uint32_t>(distinct_names.size()));
-      if (added) distinct_names.push_back(it->first);
+      auto it = name_ids.find(name);
+      if (it == name_ids.end()) {
+        distinct_names.emplace_back(name);
+        it = name_ids.emplace(distinct_names.back(), static_cast<uint32_t>(distinct_names.size() - 1)).first;
+      }
       r.name_index[index] = it->second;
       key.clear();
       if (key_columns & kKeyName) add_to_key(&name);
