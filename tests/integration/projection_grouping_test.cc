@@ -40,14 +40,8 @@ class ProjectionGrouping : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ProjectionGrouping, GroupedRowsAreSqlitesGroups) {
   testdb::TempDir tmp{"nsystrace_grouping"};
-  std::string copy = tmp.path() + "/second_report.sqlite";
-  {
-    testdb::Db second(copy, false, true);
-    second.exec_file(testdb::source_dir() + "/" + GetParam());
-  }
   testdb::Db db;
-  db.exec_file(testdb::source_dir() + "/" + GetParam());
-  db.exec("attach 'file:" + copy + "?mode=ro' as r1");
+  testdb::open_with_second_report(db, GetParam(), tmp, "r1");
   const std::vector<std::string> selections = {"", "schema = 'main'", "schema = 'r1'", "schema in ('main', 'r1')",
                                                 "schema like '%'"};
   const std::vector<std::string> filters = {"", "gpu_ops > 1 or name like '%a%'"};

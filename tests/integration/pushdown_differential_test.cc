@@ -50,14 +50,8 @@ size_t grid_stride() { return testdb::sanitizer_stride(); }
 
 TEST_P(QueryGrid, EveryShapeGivesSqlitesAnswer) {
   testdb::TempDir tmp{"nsystrace_grid"};
-  std::string copy = tmp.path() + "/second_report.sqlite";
-  {
-    testdb::Db second(copy, false, true);
-    second.exec_file(testdb::source_dir() + "/" + GetParam());
-  }
   testdb::Db db;
-  db.exec_file(testdb::source_dir() + "/" + GetParam());
-  db.exec("attach 'file:" + copy + "?mode=ro' as r1");
+  testdb::open_with_second_report(db, GetParam(), tmp, "r1");
   testdiff::Report r = testdiff::check_query_grid(db, 3, grid_stride());
   for (const auto& f : r.failures) ADD_FAILURE() << f;
   EXPECT_GT(r.queries, 100 / static_cast<int>(grid_stride()));

@@ -176,4 +176,14 @@ int threads_of_this_process() {
   return n;
 }
 
+void open_with_second_report(Db& db, const std::string& script, const TempDir& dir, const std::string& second) {
+  const std::string copy = dir.file(second + ".sqlite");
+  {
+    Db file(copy, false, true);
+    file.exec_file(source_dir() + "/" + script);
+  }
+  db.exec_file(source_dir() + "/" + script);
+  db.exec("attach 'file:" + copy + "?mode=ro' as " + second);
+}
+
 }  // namespace testdb

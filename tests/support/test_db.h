@@ -64,4 +64,8 @@ class Db {
   sqlite3* db_ = nullptr;
 };
 
+// A database with the fixture script (a path relative to source_dir()), and the same script run again into a file
+// of dir ATTACHed read-only as `second`: a second report with the same rows, as the multi-report grids use.
+void open_with_second_report(Db& db, const std::string& script, const TempDir& dir, const std::string& second);
+
 }  // namespace testdb
