@@ -59,6 +59,19 @@ void finish(sqlite3_context* ctx) {
   delete a;
 }
 
+// The interval aggregates' row check: a row whose start or end (argv[0], argv[1]) is NULL is skipped (*skip); else
+// all `count` arguments must be integers, or the usage is the error (false).
+bool integer_arguments(sqlite3_context* ctx, sqlite3_value** argv, int count, const char* usage, bool* skip) {
+  *skip = sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL;
+  if (*skip) return true;
+  for (int i = 0; i < count; ++i)
+    if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER) {
+      sqlite3_result_error(ctx, usage, -1);
+      return false;
+    }
+  return true;
+}
+
 // nsystrace_concurrency: the intervals are kept (16 bytes each) until the group ends; t0 and bucket_ns must be the
 // same integers on every row (they define the buckets), checked so that a mistake is an error, not odd buckets.
 struct ConcurrencyState {
@@ -71,9 +84,8 @@ constexpr const char* kConcurrencyUsage =
     "t0 and bucket_ns integers, bucket_ns > 0, the same on every row of a group";
 
 void concurrency_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
-  if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) return;
-  for (int i = 0; i < 4; ++i)
-    if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER) return sqlite3_result_error(ctx, kConcurrencyUsage, -1);
+  bool skip = false;
+  if (!integer_arguments(ctx, argv, 4, kConcurrencyUsage, &skip) || skip) return;
   int64_t t0 = sqlite3_value_int64(argv[2]), width = sqlite3_value_int64(argv[3]);
   if (width <= 0) return sqlite3_result_error(ctx, kConcurrencyUsage, -1);
   try {
@@ -112,15 +124,6 @@ struct UnionState {
   int64_t min_gap = 0;
 };
 
-// The two integers of a row, or false (an error set, unless both are there or one is NULL: *skip).
-bool interval_of(sqlite3_context* ctx, sqlite3_value** argv, const char* usage, bool* skip) {
-  *skip = sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL;
-  if (*skip) return true;
-  if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER && sqlite3_value_type(argv[1]) == SQLITE_INTEGER) return true;
-  sqlite3_result_error(ctx, usage, -1);
-  return false;
-}
-
 // A count of ns beyond int64 (only a union of corrupt timestamps gets there) as a real, as concurrency_json does.
 void result_ns(sqlite3_context* ctx, __int128 ns) {
   if (ns >= INT64_MIN && ns <= INT64_MAX) sqlite3_result_int64(ctx, static_cast<int64_t>(ns));
@@ -132,7 +135,7 @@ constexpr const char* kUnionUsage =
 
 void union_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
   bool skip = false;
-  if (!interval_of(ctx, argv, kUnionUsage, &skip) || skip) return;
+  if (!integer_arguments(ctx, argv, 2, kUnionUsage, &skip) || skip) return;
   try {
     UnionState* a = state_of<UnionState>(ctx, true);
     if (a == nullptr) return sqlite3_result_error_nomem(ctx);
@@ -155,8 +158,7 @@ constexpr const char* kGapsUsage =
 
 void gaps_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
   bool skip = false;
-  if (!interval_of(ctx, argv, kGapsUsage, &skip) || skip) return;
-  if (sqlite3_value_type(argv[2]) != SQLITE_INTEGER) return sqlite3_result_error(ctx, kGapsUsage, -1);
+  if (!integer_arguments(ctx, argv, 3, kGapsUsage, &skip) || skip) return;
   int64_t min_gap = sqlite3_value_int64(argv[2]);
   try {
     UnionState* a = state_of<UnionState>(ctx, true);
