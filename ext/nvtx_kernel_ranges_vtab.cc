@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -88,61 +89,62 @@ struct Cursor {
   }
   std::string_view name() {
     Report& r = reports[report];
-    if (grouped) return distinct_names[r.name_index[index]];
+    if (grouped && !r.name_index.empty()) return distinct_names[r.name_index[index]];
     return r.names->name(row().nvtx_rowid);
   }
   const std::string* domain() const {
     const ProjectedRange& r = row();
     return r.domain_id == 0 ? nullptr : current().catalog->nvtx_domain(r.global_tid, r.domain_id);
   }
-  void group(int key_columns);
+  void group(int key_columns, bool keep_names);
 };
 
 // The idxNum bits: which reports (the schema constraint's argument count, or every report), and for grouped output
 // the columns that make a group.
 constexpr int kArgcMask = 0xff, kEveryReport = 1 << 8, kGrouped = 1 << 9;
 constexpr int kKeyName = 1 << 10, kKeyDomain = 1 << 11, kKeySchema = 1 << 12;
+constexpr int kNameUsed = 1 << 13;  // the query reads name: group() keeps each row's, read once
 
 // Orders the rows of every report so that rows equal in the key columns are adjacent, groups in the order of their
 // first row, rows in a group in projection order. For SQLite's GROUP BY (sqlite3_vtab_distinct 1), which then needs
 // no sort: grouping 1.9M ranges by name costs a hash of each name, where SQLite's sorter took 1.7 s.
-void Cursor::group(int key_columns) {
+void Cursor::group(int key_columns, bool keep_names) {
   grouped = true;
   std::unordered_map<std::string_view, uint32_t> name_ids;  // views of distinct_names
   std::unordered_map<std::string, uint32_t> group_ids;
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> members;
   std::string key;
   // A key column as a tag (NULL or not) and its bytes with their length: two different tuples never make one key.
-  auto add_to_key = [&key](const std::string_view* value) {
+  auto add_to_key = [&key](std::optional<std::string_view> value) {
     key += value ? '\1' : '\0';
     if (!value) return;
     uint32_t n = static_cast<uint32_t>(value->size());
     key.append(reinterpret_cast<const char*>(&n), sizeof n);
     key.append(*value);
   };
+  const bool read_names = keep_names || (key_columns & kKeyName);
   for (report = 0; report < reports.size(); ++report) {
     Report& r = reports[report];
     const auto& ranges = r.projection->ranges();
-    r.name_index.resize(ranges.size());
+    if (read_names) r.name_index.resize(ranges.size());
     for (index = 0; index < ranges.size(); ++index) {
-      std::string_view name = r.names->name(ranges[index].nvtx_rowid);
-      auto it = name_ids.find(name);
-      if (it == name_ids.end()) {
-        distinct_names.emplace_back(name);
-        it = name_ids.emplace(distinct_names.back(), static_cast<uint32_t>(distinct_names.size() - 1)).first;
+      std::string_view name;
+      if (read_names) {
+        name = r.names->name(ranges[index].nvtx_rowid);
+        auto it = name_ids.find(name);
+        if (it == name_ids.end()) {
+          distinct_names.emplace_back(name);
+          it = name_ids.emplace(distinct_names.back(), static_cast<uint32_t>(distinct_names.size() - 1)).first;
+        }
+        r.name_index[index] = it->second;
       }
-      r.name_index[index] = it->second;
       key.clear();
-      if (key_columns & kKeyName) add_to_key(&name);
+      if (key_columns & kKeyName) add_to_key(name);
       if (key_columns & kKeyDomain) {
         const std::string* d = domain();
-        std::string_view dv = d ? std::string_view(*d) : std::string_view();
-        add_to_key(d ? &dv : nullptr);
+        add_to_key(d ? std::optional<std::string_view>(*d) : std::nullopt);
       }
-      if (key_columns & kKeySchema) {
-        std::string_view sv = r.schema;
-        add_to_key(&sv);
-      }
+      if (key_columns & kKeySchema) add_to_key(r.schema);
       auto [g, new_group] = group_ids.try_emplace(key, static_cast<uint32_t>(members.size()));
       if (new_group) members.emplace_back();
       members[g->second].emplace_back(static_cast<uint32_t>(report), static_cast<uint32_t>(index));
@@ -183,7 +185,7 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
             : column == kSchemaColumn ? key | kKeySchema : -1;
     }
     if (key > 0) {
-      info->idxNum |= kGrouped | key;
+      info->idxNum |= kGrouped | key | ((info->colUsed & (uint64_t{1} << kName)) ? kNameUsed : 0);
       info->orderByConsumed = 1;
     }
   }
@@ -248,7 +250,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
       c->reports.push_back(std::move(r));
     }
     if (idx_num & kGrouped) {
-      c->group(idx_num & (kKeyName | kKeyDomain | kKeySchema));
+      c->group(idx_num & (kKeyName | kKeyDomain | kKeySchema), (idx_num & kNameUsed) != 0);
       c->grouped_idx_num = idx_num;
       c->grouped_schemas = schemas;
     } else {
