@@ -984,24 +984,8 @@ NvtxRangeNames::NvtxRangeNames(sqlite3* db, const ProfileCatalog& catalog) : cat
 }
 
 std::string_view NvtxRangeNames::name(int64_t nvtx_rowid) {
-  if (!stmt_) return kUnnamedNvtxRange;
-  // Ranges are asked for in start order, which is nearly always rowid order a few rows apart: the statement steps
-  // forward to the row (a seek costs several steps).
-  if (!at_ || nvtx_rowid < *at_ || nvtx_rowid - *at_ > kForwardSteps) {
-    at_.reset();
-    stmt_.reset();
-    stmt_.bind(1, nvtx_rowid);
-    if (!stmt_.step()) return kUnnamedNvtxRange;
-    at_ = stmt_.int64(2);
-  }
-  while (*at_ < nvtx_rowid) {
-    if (!stmt_.step()) {
-      at_.reset();
-      return kUnnamedNvtxRange;
-    }
-    at_ = stmt_.int64(2);
-  }
-  if (*at_ != nvtx_rowid) return kUnnamedNvtxRange;  // no such row: the cursor stays on the next one
+  // Ranges are asked for in start order, which is nearly always rowid order a few rows apart.
+  if (!stmt_ || !move_forward(stmt_, 2, at_, nvtx_rowid, kForwardSteps)) return kUnnamedNvtxRange;
   // The text's bytes belong to the statement until it steps or is reset.
   return catalog_.nvtx_range_name(stmt_.optional_text(0), stmt_.optional_int64(1), scratch_);
 }

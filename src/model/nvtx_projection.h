@@ -103,7 +103,7 @@ class NvtxRangeNames {
   const ProfileCatalog& catalog_;
   Statement stmt_;  // rows from a rowid on, in rowid order
   std::string scratch_;
-  std::optional<int64_t> at_;  // the rowid of the row stmt_ holds (none: not positioned)
+  ForwardPosition at_;  // where stmt_ stands
 };
 
 }  // namespace nsystrace

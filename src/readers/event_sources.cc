@@ -299,17 +299,14 @@ bool EventSource::rebind_one_row(const ScanFilter& filter) {
 bool EventSource::forward_to(int64_t rowid, const ScanFilter& filter) {
   constexpr int64_t kReach = 64;  // rows stepped over at most before a seek is cheaper
   constexpr size_t kCursors = 4;  // interleaved runs followed at once
-  auto step_forward = [&] {
-    forward_.on_row = stmt_.step();
-    if (forward_.on_row) forward_.rowid = stmt_.int64(2);  // start, end, rowid first (time_columns_first)
-  };
-  auto within_reach = [&](const ForwardCursor& c) { return c.on_row && c.rowid <= rowid && rowid - c.rowid <= kReach; };
+  auto within_reach = [&](const ForwardCursor& c) { return c.at.within_reach(rowid, kReach); };
   if (!within_reach(forward_)) {
     // The parked cursor nearest below the row, else one to seek: a new one while there are fewer than kCursors,
     // else the least recently used.
     size_t pick = parked_.size();
     for (size_t i = 0; i < parked_.size(); ++i)
-      if (within_reach(parked_[i]) && (pick == parked_.size() || parked_[i].rowid > parked_[pick].rowid)) pick = i;
+      if (within_reach(parked_[i]) && (pick == parked_.size() || parked_[i].at.rowid > parked_[pick].at.rowid))
+        pick = i;
     const bool seek = pick == parked_.size();
     if (seek && parked_.size() + 1 < kCursors) {
       parked_.push_back(ForwardCursor{statement(forward_sql_)});
@@ -318,18 +315,13 @@ bool EventSource::forward_to(int64_t rowid, const ScanFilter& filter) {
       for (size_t i = 1; i < parked_.size(); ++i)
         if (parked_[i].used < parked_[pick].used) pick = i;
     }
-    std::swap(forward_.stmt, stmt_);  // park the current cursor, take the picked one
+    // Park the current cursor and take the picked one (move_forward() seeks it when it is out of reach).
+    std::swap(forward_.stmt, stmt_);
     std::swap(forward_, parked_[pick]);
     std::swap(forward_.stmt, stmt_);
-    if (seek) {
-      stmt_.reset();
-      stmt_.bind(1, rowid);
-      step_forward();
-    }
   }
   forward_.used = ++lookups_;
-  while (forward_.on_row && forward_.rowid < rowid) step_forward();
-  forward_found_ = forward_.on_row && forward_.rowid == rowid;
+  forward_found_ = move_forward(stmt_, 2, forward_.at, rowid, kReach);  // start, end, rowid first (time_columns_first)
   if (forward_found_ && (filter.global_tids || filter.global_pids)) {
     // What the point query's "id = ?" / "(id & mask) = ?" keep: NULL matches no value; an integer is compared
     // here; any other stored type is left to the point query (SQLite's comparison rules).

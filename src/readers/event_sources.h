@@ -206,9 +206,8 @@ class EventSource {
   // per run. The global id conditions the point query had in its WHERE are checked on the row (forward_to).
   struct ForwardCursor {
     Statement stmt;
-    bool on_row = false;  // stands on the row `rowid`
-    int64_t rowid = 0;
-    uint64_t used = 0;    // the lookup that last used it
+    ForwardPosition at;
+    uint64_t used = 0;  // the lookup that last used it
   };
   bool forward_lookup_ = false;
   ForwardCursor forward_;               // its statement is in stmt_ (the readers read stmt_)

@@ -75,4 +75,18 @@ void Statement::bind(int index, std::string_view value) {
   sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
 }
 
+bool move_forward(Statement& stmt, int rowid_column, ForwardPosition& at, int64_t target, int64_t reach) {
+  auto step = [&] {
+    at.on_row = stmt.step();
+    if (at.on_row) at.rowid = stmt.int64(rowid_column);
+  };
+  if (!at.within_reach(target, reach)) {
+    stmt.reset();
+    stmt.bind(1, target);
+    step();
+  }
+  while (at.on_row && at.rowid < target) step();
+  return at.on_row && at.rowid == target;
+}
+
 }  // namespace nsystrace

@@ -62,6 +62,20 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// Where a forward cursor stands: a statement "SELECT ..., rowid ... WHERE rowid >= ? ORDER BY rowid" (the rowid at
+// column `rowid_column`) read by rowids that mostly ascend a few rows apart (a join's lookups, NVTX ranges in start
+// order). Stepping a few rows on costs less than a seek (reset, bind, step).
+struct ForwardPosition {
+  bool on_row = false;  // the statement stands on the row `rowid`
+  int64_t rowid = 0;
+  bool within_reach(int64_t target, int64_t reach) const {
+    return on_row && rowid <= target && target - rowid <= reach;
+  }
+};
+// Moves the cursor to the row `target`: steps when it is within `reach` rows on, else seeks (binding parameter 1).
+// True when the cursor then stands on that row; else it stands past it, or on no row.
+bool move_forward(Statement& stmt, int rowid_column, ForwardPosition& at, int64_t target, int64_t reach);
+
 // Prepared statements kept for reuse, by their SQL: a join's inner trace_events scan restarts at every outer row and
 // would otherwise prepare the same statements each time (half of such a lookup's cost). Owned by one cursor, so
 // every statement is finalized when the cursor closes, before the connection can.
