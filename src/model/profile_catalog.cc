@@ -152,34 +152,89 @@ void ProfileCatalog::load_labels(sqlite3* db, const char* table, const char* key
     if (!s.is_null(0) && !s.is_null(1)) out[s.int64(0)] = std::string(s.text(1));
 }
 
+namespace {
+// (time, end descending) order, the order readers yield; an open end is INT64_MAX (the longest).
+bool sorts_before(int64_t start, int64_t end, int64_t other_start, int64_t other_end) {
+  return start < other_start || (start == other_start && end > other_end);
+}
+}  // namespace
+
 const ProfileCatalog::StoredOrder& ProfileCatalog::stored_order(sqlite3* db, const std::string& table,
                                                                 const std::string& time, const std::string& end,
                                                                 const std::string& where) const {
   std::string key = table + " WHERE " + where;
   auto it = stored_order_.find(key);
   if (it != stored_order_.end()) return it->second;
-  // A row is a straggler when it sorts before the last row kept: what is kept is then in order by construction.
   constexpr size_t kMaxStragglers = 4096;
+  constexpr size_t kMaxRuns = size_t{1} << 16;  // more: as good as unsorted
   StoredOrder order;
   Statement check(db, "SELECT " + time + ", " + end + ", rowid FROM " + table + " NOT INDEXED WHERE " + where);
-  bool first = true;
-  int64_t last_start = 0, last_end = 0;
+  bool any = false, finding_runs = true;
+  int64_t kept_start = 0, kept_end = 0;  // the last row kept in place: a row sorting before it is a straggler
+  int64_t previous_start = 0, previous_end = 0;  // the previous row: a row sorting before it begins a run
+  std::vector<std::pair<int64_t, int64_t>> run_last;  // each run's last row's (time, end)
   while (check.step()) {
     std::optional<int64_t> maybe_start = check.optional_int64(0);
     if (!maybe_start) continue;  // rows without a start are skipped wherever they are
     int64_t start = *maybe_start, stop = check.optional_int64(1).value_or(INT64_MAX);  // open: the longest
-    if (!first && (start < last_start || (start == last_start && stop > last_end))) {
-      if (order.stragglers.size() >= kMaxStragglers) {
+    int64_t rowid = check.int64(2);
+    if (finding_runs && (!any || sorts_before(start, stop, previous_start, previous_end))) {
+      if (order.runs.size() == kMaxRuns) {
+        finding_runs = false;
+        order.runs.clear();
+      } else {
+        if (!order.runs.empty()) order.runs.back().last_rowid = rowid - 1;
+        // The first run also holds any rows without a start stored before it.
+        order.runs.push_back(SortedRun{any ? rowid : INT64_MIN, INT64_MAX, start, stop});
+        run_last.emplace_back();
+      }
+    }
+    if (finding_runs) run_last.back() = {start, stop};
+    previous_start = start;
+    previous_end = stop;
+    if (order.nearly_sorted) {
+      if (!any || !sorts_before(start, stop, kept_start, kept_end)) {
+        kept_start = start;
+        kept_end = stop;
+      } else if (order.stragglers.size() < kMaxStragglers) {
+        order.stragglers.push_back(rowid);
+      } else {
         order.nearly_sorted = false;
         order.stragglers.clear();
-        break;
       }
-      order.stragglers.push_back(check.int64(2));
-      continue;
     }
-    first = false;
-    last_start = start;
-    last_end = stop;
+    any = true;
+    if (!order.nearly_sorted && !finding_runs) break;
+  }
+  if (order.nearly_sorted || !finding_runs) {
+    order.runs.clear();
+  } else {
+    // How many runs a merge reads at once: a run is open from when the merge reaches its first row to its last.
+    struct Bound {
+      int64_t start, end;
+      bool closes;
+    };
+    std::vector<Bound> bounds;
+    bounds.reserve(2 * order.runs.size());
+    for (size_t i = 0; i < order.runs.size(); ++i) {
+      bounds.push_back({order.runs[i].start, order.runs[i].end, false});
+      bounds.push_back({run_last[i].first, run_last[i].second, true});
+    }
+    std::sort(bounds.begin(), bounds.end(), [](const Bound& a, const Bound& b) {
+      if (a.start != b.start || a.end != b.end) return sorts_before(a.start, a.end, b.start, b.end);
+      return !a.closes && b.closes;  // opened before closed: counted at their widest
+    });
+    size_t open = 0, most = 0;
+    for (const Bound& b : bounds) {
+      if (b.closes) --open;
+      else most = std::max(most, ++open);
+    }
+    if (most > kMaxOpenRuns) order.runs.clear();
+    std::sort(order.runs.begin(), order.runs.end(), [](const SortedRun& a, const SortedRun& b) {
+      if (a.start != b.start || a.end != b.end) return sorts_before(a.start, a.end, b.start, b.end);
+      return a.first_rowid < b.first_rowid;
+    });
+    order.runs.shrink_to_fit();
   }
   return stored_order_.emplace(key, std::move(order)).first->second;
 }

@@ -105,12 +105,23 @@ class ProfileCatalog {
 
   // How the rows of an event table (those meeting `where`) are stored, as read in rowid order: in time order
   // ((time, end descending) order) but for a few "stragglers" (their rowids, in rowid order), or not nearly enough
-  // (nearly_sorted false: the table must be sorted). Found by one pass over the table on first use, then kept:
-  // later scans of the table, filtered or not, read as stored at once (a filtered subsequence of the rows is in
-  // order but for those stragglers too).
+  // (nearly_sorted false). Found by one pass over the table on first use, then kept: later scans of the table,
+  // filtered or not, read as stored at once (a filtered subsequence of the rows is in order but for those
+  // stragglers too).
+  //
+  // A table that is not nearly sorted is mostly a few interleaved runs, each in time order: from nsys 2025.6, the
+  // CUDA API calls of each thread (or buffer) are stored one block after another. Its `runs` then cut the rows,
+  // in rowid order, into runs in time order, listed by their first rows' times; a scan merges them, reading as
+  // stored. `runs` is empty when they would need more than kMaxOpenRuns read at once (the table is sorted).
+  struct SortedRun {
+    int64_t first_rowid, last_rowid;  // the rows from first_rowid to last_rowid, in rowid order
+    int64_t start, end;               // the first row's time and end (INT64_MAX for none): the run's earliest
+  };
+  static constexpr size_t kMaxOpenRuns = 64;
   struct StoredOrder {
     bool nearly_sorted = true;
     std::vector<int64_t> stragglers;
+    std::vector<SortedRun> runs;  // when not nearly sorted; ordered by (start, end descending, first_rowid)
   };
   const StoredOrder& stored_order(sqlite3* db, const std::string& table, const std::string& time,
                                   const std::string& end, const std::string& where) const;

@@ -101,8 +101,65 @@ bool EventSource::stragglers_first() const {
   return end_for_order(stragglers_) > end_for_order(stmt_);
 }
 
+bool EventSource::step_runs() {
+  // Heap order: the earliest row (time, end descending, then rowid) on top.
+  auto later = [](const OpenRun& a, const OpenRun& b) {
+    if (a.start != b.start) return a.start > b.start;
+    if (a.end != b.end) return a.end < b.end;
+    return a.rowid > b.rowid;
+  };
+  auto wait_at_next_row = [&](Statement run) {  // or retire the run at its end
+    if (!step_stream(run, false)) {
+      spare_runs_.push_back(std::move(run));
+      return;
+    }
+    int64_t start = run.int64(0), end = end_for_order(run), rowid = run.int64(2);
+    open_runs_.push_back(OpenRun{start, end, rowid, std::move(run)});
+    std::push_heap(open_runs_.begin(), open_runs_.end(), later);
+  };
+  if (started_) wait_at_next_row(std::move(stmt_));  // the run whose row was consumed last
+  started_ = true;
+  const std::vector<ProfileCatalog::SortedRun>& runs = *runs_;
+  // Open the runs whose first rows come no later than the earliest open run's row (a run's rows come no earlier
+  // than its first; the filter may remove some).
+  while (next_run_ < runs.size() &&
+         (open_runs_.empty() || !(open_runs_.front().start < runs[next_run_].start ||
+                                  (open_runs_.front().start == runs[next_run_].start &&
+                                   open_runs_.front().end > runs[next_run_].end)))) {
+    const ProfileCatalog::SortedRun& run = runs[next_run_++];
+    Statement s;
+    if (spare_runs_.empty()) {
+      s = statement(run_sql_);
+    } else {
+      s = std::move(spare_runs_.back());
+      spare_runs_.pop_back();
+      s.reset();
+    }
+    bind_all(s, run_binds_);
+    const int at = static_cast<int>(run_binds_.size());
+    s.bind(at + 1, run.first_rowid);
+    s.bind(at + 2, run.last_rowid);
+    wait_at_next_row(std::move(s));
+  }
+  if (open_runs_.empty()) return false;
+  std::pop_heap(open_runs_.begin(), open_runs_.end(), later);
+  stmt_ = std::move(open_runs_.back().stmt);
+  open_runs_.pop_back();
+  return true;
+}
+
+void EventSource::release_runs() {
+  for (OpenRun& r : open_runs_) spare_runs_.push_back(std::move(r.stmt));
+  open_runs_.clear();
+  if (report_.statements != nullptr)
+    for (Statement& s : spare_runs_) report_.statements->give_back(std::move(s));
+  spare_runs_.clear();
+  runs_ = nullptr;
+  next_run_ = 0;
+}
+
 bool EventSource::next() {
-  if (!stmt_) return false;
+  if (!stmt_ && runs_ == nullptr) return false;
   if (forward_lookup_) {  // the one row forward_to() found, once
     if (!forward_found_) return false;
     forward_found_ = false;
@@ -114,7 +171,9 @@ bool EventSource::next() {
   }
   for (;;) {
     // stmt_ always holds the stream whose row was consumed last (or both start fresh); stragglers_, the other.
-    if (!started_) {
+    if (runs_ != nullptr) {
+      has_row_ = step_runs();
+    } else if (!started_) {
       started_ = true;
       has_row_ = step_stream(stmt_, true);
       has_straggler_ = stragglers_ ? step_stream(stragglers_, false) : false;
@@ -236,6 +295,15 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   if (base_table && !filter.ts_min && !filter.ts_max && !rowids)
     stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);
   opened_ = true;
+  if (stored != nullptr && !stored->nearly_sorted && !stored->runs.empty()) {
+    // Runs in time order, merged as they are read (step_runs()): each read as stored, by its rowid range.
+    run_sql_ = "SELECT " + select_list + " FROM " + qualified + " NOT INDEXED WHERE " + where +
+               " AND rowid BETWEEN ? AND ?";
+    run_binds_ = std::move(binds);
+    runs_ = &stored->runs;  // the catalog outlives every scan of it
+    next_run_ = 0;
+    return;
+  }
   if (stored == nullptr || !stored->nearly_sorted) {
     // One row (a join's lookup of one row id) is in order: no sorter to open at every lookup.
     const bool one_row = rowids && rowids->size() == 1;
@@ -347,6 +415,7 @@ void EventSource::restart(const ScanFilter& filter) {
   main_in_stmt_ = true;
   straggler_rowids_ = nullptr;
   next_straggler_ = 0;
+  release_runs();
   last_start_ = last_end_ = 0;
   skipped_ = invalid_ends_ = 0;
   end_was_null_ = end_invalid_ = false;
@@ -376,6 +445,7 @@ void EventSource::release_parked() {
 
 EventSource::~EventSource() {
   release_parked();
+  release_runs();
   if (report_.statements == nullptr) return;
   report_.statements->give_back(std::move(stmt_));
   report_.statements->give_back(std::move(stragglers_));

@@ -158,6 +158,10 @@ class EventSource {
   // restart()'s fast path: the one-row statement kept, its values bound anew; false when the SQL would differ.
   bool rebind_one_row(const ScanFilter& filter);
   bool stragglers_first() const;
+  // A merge of the table's sorted runs (ProfileCatalog::StoredOrder::runs): moves to the next row in time order,
+  // into stmt_; false at the end.
+  bool step_runs();
+  void release_runs();  // gives the runs' statements back
   static void bind_all(Statement& s, const Binds& binds);
   // Reads start/end/rowid at columns 0/1/2 into event_ (clamping end < start to a zero duration).
   bool read_interval(bool end_may_be_null);
@@ -187,6 +191,18 @@ class EventSource {
   bool started_ = false, has_row_ = false, has_straggler_ = false, main_in_stmt_ = true;
   const std::vector<int64_t>* straggler_rowids_ = nullptr;  // the catalog's, in the order the main stream meets them
   size_t next_straggler_ = 0;
+  // The merge of sorted runs: stmt_ is the run whose row is current; the other open runs wait in open_runs_ (a heap
+  // by their current rows); the runs from next_run_ on are opened when the merge reaches their first rows.
+  struct OpenRun {
+    int64_t start, end, rowid;  // its current row
+    Statement stmt;
+  };
+  const std::vector<ProfileCatalog::SortedRun>* runs_ = nullptr;  // the catalog's
+  size_t next_run_ = 0;
+  std::vector<OpenRun> open_runs_;
+  std::vector<Statement> spare_runs_;  // finished runs' statements, for the next runs
+  std::string run_sql_;                // the rows of one run: the filter's values, then its first and last rowids
+  Binds run_binds_;
   bool emitted_ = false;  // the order of the rows handed out so far (see next())
   int64_t last_start_ = 0, last_end_ = 0;
   SourceEvent event_;
