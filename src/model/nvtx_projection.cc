@@ -697,8 +697,8 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       }
     }
     Statement s(connection, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
-                                " WHERE start IS NOT NULL" + narrowed + " AND eventType IN (" +
-                                nvtx_types_sql(kNvtxRanges) + ") AND globalTid IS NOT NULL");
+                                " WHERE start IS NOT NULL" + narrowed + " AND " + nvtx_types_condition(kNvtxRanges) +
+                                " AND globalTid IS NOT NULL");
     while (s.step()) {
       reading.update(++read);
       ProjectedRange r;

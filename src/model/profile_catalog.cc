@@ -120,7 +120,7 @@ void ProfileCatalog::load_nvtx_definitions(sqlite3* db) const {
       domain = b.column("domainId"), category = b.column("category"), global_tid = b.column("globalTid");
   // Domain names (text = domain name) and category names (category = id, text = name).
   Statement s(db, "SELECT " + b.select_list() + " FROM " + schema_.qualified("NVTX_EVENTS") +
-                      " WHERE eventType IN (" + nvtx_types_sql(kNvtxDefinitions) + ")");
+                      " WHERE " + nvtx_types_condition(kNvtxDefinitions));
   while (s.step()) {
     std::string name;
     if (!s.is_null(text)) {

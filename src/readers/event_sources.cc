@@ -1054,7 +1054,7 @@ class NvtxSource final : public EventSource {
                const ReportContext& r)
       : EventSource(db, catalog, r), b_(t) {
     // Marks and ranges; definitions (domain and category names) are not events.
-    const Shape shape = shape_of(Kind::nvtx, "eventType IN (" + nvtx_types_sql(kNvtxEvents) + ")");
+    const Shape shape = shape_of(Kind::nvtx, nvtx_types_condition(kNvtxEvents));
     interval_first(b_);
     type_ = b_.column("eventType");
     text_ = b_.column("text");

@@ -137,8 +137,8 @@ std::vector<ReferenceRange> reference_projection(sqlite3* db, const ProfileCatal
     int rowid = b.expression("rowid"), start = b.column("start"), end = b.column("end"), tid = b.column("globalTid"),
         end_tid = b.column("endGlobalTid"), type = b.column("eventType"), domain = b.column("domainId");
     Statement s(db, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
-                        " WHERE eventType IN (" + nvtx_types_sql(kNvtxRanges) +
-                        ") AND start IS NOT NULL AND globalTid IS NOT NULL");
+                        " WHERE " + nvtx_types_condition(kNvtxRanges) +
+                        " AND start IS NOT NULL AND globalTid IS NOT NULL");
     while (s.step()) {
       reading.update(++read);
       ProjectedRange r;

@@ -45,8 +45,8 @@ std::string whole_roles_problem(const std::set<int>& types) {
     if (!role) return "eventType " + std::to_string(t) + " is not declared";
     roles |= nvtx_role_bit(*role);
   }
-  std::set<int> whole = numbers_in(nvtx_types_sql(roles));
-  if (whole != types) return "lists part of a role: the whole roles are " + nvtx_types_sql(roles);
+  std::set<int> whole = numbers_in(nvtx_types_condition(roles));
+  if (whole != types) return "lists part of a role: the whole roles are " + nvtx_types_condition(roles);
   return "";
 }
 
@@ -66,9 +66,11 @@ TEST(ExportModel, KindNamesRoundTripAndAreUnique) {
 
 TEST(ExportModel, NvtxRoleSets) {
   // The contract with users (docs/sql-reference.md: nvtx rows are these eventTypes; the projection reads these ranges).
-  EXPECT_EQ(nvtx_types_sql(kNvtxEvents), "34, 59, 60, 70, 71");
-  EXPECT_EQ(nvtx_types_sql(kNvtxRanges), "59, 60, 70, 71");
-  EXPECT_EQ(nvtx_types_sql(kNvtxDefinitions), "33, 75");
+  EXPECT_EQ(nvtx_types_condition(kNvtxEvents),
+            "(eventType = 34 OR eventType = 59 OR eventType = 60 OR eventType = 70 OR eventType = 71)");
+  EXPECT_EQ(nvtx_types_condition(kNvtxRanges), "(eventType = 59 OR eventType = 60 OR eventType = 70 OR eventType = 71)");
+  EXPECT_EQ(nvtx_types_condition(kNvtxDefinitions), "(eventType = 33 OR eventType = 75)");
+  EXPECT_EQ(nvtx_types_condition(0), "0");
   EXPECT_TRUE(nvtx_type_is(static_cast<int>(NvtxEventType::NvtxtStartEndRange), NvtxRole::start_end_range));
   EXPECT_TRUE(nvtx_type_in(34, kNvtxEvents));
   EXPECT_FALSE(nvtx_type_in(34, kNvtxRanges));
