@@ -192,6 +192,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
   // The cursor's last scan, restarted in place when the new filter allows (TimelineScan::restart: a join's inner
   // lookups), else dropped before the new one is built (its statements go back to the cache first).
   cursor->groups.reset();  // before its scan changes: it refers to the scan's tracks
+  cursor->grouping = false;
   std::unique_ptr<TimelineScan> previous = std::move(cursor->scan);
   ++cursor->generation;
   cursor->advanced_at = vtab->state->tick();
@@ -238,7 +239,9 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       if (!plan.group_by.empty()) {
         cursor->groups =
             std::make_unique<GroupedRows>(*cursor->scan, plan.group_by, plan.group_descending, plan.columns_read);
+        cursor->grouping = true;
         cursor->group_position = 0;
+        cursor->group_rows = cursor->groups->size();
       }
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));
@@ -253,8 +256,8 @@ int x_next(sqlite3_vtab_cursor* base) {
   int rc = guarded(base->pVtab, [&] {
     try {
       cursor->advanced_at = vtab->state->tick();
-      if (cursor->groups) ++cursor->group_position;
-      else cursor->scan->next();
+      if (!cursor->grouping) cursor->scan->next();
+      else if (++cursor->group_position >= cursor->group_rows) cursor->groups.reset();
     } catch (const Error& e) {
       throw Error(naming_the_profile(vtab->state->db(), e.what()));
     }
@@ -266,7 +269,7 @@ int x_next(sqlite3_vtab_cursor* base) {
 
 int x_eof(sqlite3_vtab_cursor* base) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
-  if (cursor->groups) return cursor->group_position >= cursor->groups->size();
+  if (cursor->grouping) return cursor->group_position >= cursor->group_rows;
   return !cursor->scan || cursor->scan->eof();
 }
 

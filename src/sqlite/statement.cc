@@ -26,16 +26,6 @@ Statement::Statement(sqlite3* db, std::string_view sql) {
   }
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
-
-Statement& Statement::operator=(Statement&& other) noexcept {
-  if (this != &other) {
-    sqlite3_finalize(stmt_);
-    stmt_ = other.stmt_;
-    other.stmt_ = nullptr;
-  }
-  return *this;
-}
 
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
