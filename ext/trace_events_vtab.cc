@@ -238,7 +238,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       }
       if (!plan.group_by.empty()) {
         cursor->groups =
-            std::make_unique<GroupedRows>(*cursor->scan, plan.group_by, plan.group_descending, plan.columns_read);
+            std::make_unique<GroupedRows>(state->db(), *cursor->scan, plan.group_by, plan.group_descending,
+                                          plan.columns_read);
         cursor->grouping = true;
         cursor->group_position = 0;
         cursor->group_rows = cursor->groups->size();

@@ -65,12 +65,23 @@ uint32_t GroupedRows::intern(std::string_view text) {
   return text_ids_.emplace(texts_.back(), static_cast<uint32_t>(texts_.size() - 1)).first->second;
 }
 
-GroupedRows::GroupedRows(TimelineScan& scan, const std::vector<Column>& keys, const std::vector<bool>& descending,
-                         uint64_t used)
+GroupedRows::GroupedRows(sqlite3* db, TimelineScan& scan, const std::vector<Column>& keys,
+                         const std::vector<bool>& descending, uint64_t used)
     : used_(used), keys_(keys) {
   for (Column c : keys_) key_[static_cast<int>(c)] = true;
   std::string scratch;
-  for (; !scan.eof(); scan.next()) {
+  // SQLite 3.40 has no sqlite3_is_interrupted(): a statement stepped on the connection fails when it is.
+  Statement poll(db, "SELECT 1");
+  for (uint64_t n = 1; !scan.eof(); scan.next(), ++n) {
+    if (n % 16384 == 0) {
+      poll.reset();
+      try {
+        poll.step();
+      } catch (const Error&) {  // interrupted (or the connection failed): the statement stops here
+        throw Error("nsystrace: trace_events was interrupted while grouping its rows (" + std::to_string(n) +
+                    " read): " + sqlite3_errmsg(db));
+      }
+    }
     const TraceRow& r = scan.row();
     // The group: its keys' values as SQLite compares them (BINARY text, integers, NULL equal to NULL).
     key_scratch_.clear();

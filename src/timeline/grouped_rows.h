@@ -22,7 +22,9 @@ class GroupedRows {
   // Reads `scan` to its end. keys: the GROUP BY columns, each ascending or descending; used: the columns the query
   // reads (colUsed bits; never args or event). The groups come sorted by their keys' values as SQLite orders them
   // (NULL first, then integers, then text by bytes), a group's rows in the scan's order.
-  GroupedRows(TimelineScan& scan, const std::vector<Column>& keys, const std::vector<bool>& descending,
+  // db: the scan's connection, polled for sqlite3_interrupt() as the rows are read (SQLite's own loop, which
+  // checks it between rows, waits for the whole scan here): then an Error, "interrupted".
+  GroupedRows(sqlite3* db, TimelineScan& scan, const std::vector<Column>& keys, const std::vector<bool>& descending,
               uint64_t used);
   size_t size() const { return order_.size(); }
   // Row i of the grouped order, with the fields of the used columns (and the rowid) set.

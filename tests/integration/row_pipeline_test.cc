@@ -277,6 +277,45 @@ TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryRealExport) {
   }
 }
 
+// A GROUP BY that trace_events groups reads the whole scan inside one xFilter, where SQLite's loop cannot see an
+// interrupt; the grouping polls for it (a "SELECT 1" stepped on the connection). Interrupted there (a progress
+// handler that stops the poll: deterministic, where Ctrl-C lands anywhere), the query fails saying so, leaves no
+// reader thread behind, and the connection answers the next query.
+TEST(RowPipeline, AnInterruptWhileTheTableGroupsStopsItAndLeavesNoThread) {
+  ReadersOnThreads every_table;
+  testdb::TempDir tmp("nsystrace_grouping_interrupt");
+  const std::string path = tmp.file("kernels.sqlite");
+  {
+    testdb::Db made(path, false, true);
+    made.exec("create table StringIds(id integer primary key, value text); insert into StringIds values (1, 'a'), "
+              "(2, 'b'); create table CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, shortName);"
+              "with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000)"
+              " insert into CUPTI_ACTIVITY_KIND_KERNEL select i * 10, i * 10 + 5, i % 2, 7, 1 + i % 2 from n;");
+  }
+  testdb::Db db(path);
+  db.exec("select nsystrace_option('threads', 4)");
+  const std::string grouped = "select name, count(*), sum(dur) from trace_events group by name";
+  const std::vector<std::vector<std::string>> totals = {{"a", "50000", "250000"}, {"b", "50000", "250000"}};
+  ASSERT_EQ(db.rows(grouped), totals);
+  std::string plan;
+  for (const auto& r : db.rows("explain query plan " + grouped)) plan += r.back();
+  ASSERT_NE(plan.find("group_by=name"), std::string::npos) << plan;
+  const int before = threads_of_this_process();
+  auto stop_the_poll = [](void* p) {
+    sqlite3* c = static_cast<sqlite3*>(p);
+    for (sqlite3_stmt* s = sqlite3_next_stmt(c, nullptr); s != nullptr; s = sqlite3_next_stmt(c, s))
+      if (sqlite3_stmt_busy(s) && std::string(sqlite3_sql(s)) == "SELECT 1") return 1;
+    return 0;
+  };
+  sqlite3_progress_handler(db.get(), 1, stop_the_poll, db.get());
+  std::string error = db.error_of(grouped);
+  sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
+  EXPECT_NE(error.find("interrupted while grouping its rows (16384 read)"), std::string::npos)
+      << (error.empty() ? "no error" : error);
+  EXPECT_EQ(threads_of_this_process(), before);
+  EXPECT_EQ(db.rows(grouped), totals);
+}
+
 TEST(RowPipeline, AnInterruptWhileTheWriterRunsLeavesNoFileAndNoThread) {
   if (testdb::real_exports().empty()) GTEST_SKIP() << "../shared/fixtures/real is absent: no large export to cut";
   ReadersOnThreads every_table;
