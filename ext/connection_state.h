@@ -14,7 +14,6 @@
 #include "src/model/nvtx_projection.h"
 #include "src/model/profile_catalog.h"
 #include "src/sqlite/sqlite_api.h"
-#include "src/timeline/grouped_rows.h"
 #include "src/timeline/scan_plan.h"
 #include "src/timeline/timeline_scan.h"
 #include "src/writers/perfetto/perfetto_trace_writer.h"
@@ -37,14 +36,6 @@ struct TraceEventsCursor {
   bool reports_listed = false;
   std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> reports;
   std::unique_ptr<TimelineScan> scan;
-  // Under a GROUP BY the scan groups (ScanPlan::group_by): its rows, read to the end, and the one SQLite is on.
-  // Freed once SQLite has read the last (a statement keeps its cursors open to its end: a UNION ALL of grouped
-  // scans would hold every one's rows).
-  std::unique_ptr<GroupedRows> groups;
-  bool grouping = false;
-  size_t group_position = 0, group_rows = 0;
-  bool grouped_row_ready() const { return grouping && group_position < group_rows; }
-  const TraceRow& row() { return grouping ? groups->row(group_position) : scan->row(); }
   // Its plan (ScanPlan::from_idx) as parsed from the idxNum and idxStr it was last filtered with.
   std::unique_ptr<ScanPlan> plan;
   int plan_idx_num = 0;

@@ -27,7 +27,7 @@ void ConnectionState::remove_cursor(TraceEventsCursor* c) {
 std::vector<TraceEventsCursor*> ConnectionState::live_cursors() const {
   std::vector<TraceEventsCursor*> out;
   for (TraceEventsCursor* c : cursors_)
-    if (c->grouped_row_ready() || (c->scan && !c->scan->eof())) out.push_back(c);
+    if (c->scan && !c->scan->eof()) out.push_back(c);
   return out;
 }
 

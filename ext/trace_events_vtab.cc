@@ -63,11 +63,8 @@ int best_index(sqlite3_index_info* info) {
     o.binary = std::strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0;
     o.whole_in_list = o.op == OfferedConstraint::Op::eq && sqlite3_vtab_in(info, i, -1);
   }
-  std::vector<OrderTerm> order_by(info->nOrderBy);
-  for (int i = 0; i < info->nOrderBy; ++i) order_by[i] = {info->aOrderBy[i].iColumn, info->aOrderBy[i].desc != 0};
-  ScanPlan plan = plan_scan(offered, order_by, sqlite3_vtab_distinct(info), static_cast<uint64_t>(info->colUsed),
-                            limit_value);
-  if (!plan.group_by.empty()) info->orderByConsumed = 1;  // grouped by the scan (x_filter)
+  ScanPlan plan = plan_scan(offered, info->nOrderBy, sqlite3_vtab_distinct(info),
+                            static_cast<uint64_t>(info->colUsed), limit_value);
   for (int i = 0; i < info->nConstraint; ++i) {
     const ScanPlan::Use& use = plan.uses[i];
     if (use.argv == 0) continue;
@@ -191,8 +188,6 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
   // The cursor's last scan, restarted in place when the new filter allows (TimelineScan::restart: a join's inner
   // lookups), else dropped before the new one is built (its statements go back to the cache first).
-  cursor->groups.reset();  // before its scan changes: it refers to the scan's tracks
-  cursor->grouping = false;
   std::unique_ptr<TimelineScan> previous = std::move(cursor->scan);
   ++cursor->generation;
   cursor->advanced_at = vtab->state->tick();
@@ -229,21 +224,13 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       }
       if (previous && previous->restart(filter)) {
         cursor->scan = std::move(previous);
-      } else {
-        previous.reset();
-        std::vector<TimelineScan::Report> reports =
-            TimelineScan::align_reports(state->db(), reports_of_connection, filter.schemas);
-        for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;
-        cursor->scan = open_scan(*state, std::move(reports), filter);
+        return SQLITE_OK;
       }
-      if (!plan.group_by.empty()) {
-        cursor->groups =
-            std::make_unique<GroupedRows>(state->db(), *cursor->scan, plan.group_by, plan.group_descending,
-                                          plan.columns_read);
-        cursor->grouping = true;
-        cursor->group_position = 0;
-        cursor->group_rows = cursor->groups->size();
-      }
+      previous.reset();
+      std::vector<TimelineScan::Report> reports =
+          TimelineScan::align_reports(state->db(), reports_of_connection, filter.schemas);
+      for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;
+      cursor->scan = open_scan(*state, std::move(reports), filter);
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));
     }
@@ -257,8 +244,7 @@ int x_next(sqlite3_vtab_cursor* base) {
   int rc = guarded(base->pVtab, [&] {
     try {
       cursor->advanced_at = vtab->state->tick();
-      if (!cursor->grouping) cursor->scan->next();
-      else if (++cursor->group_position >= cursor->group_rows) cursor->groups.reset();
+      cursor->scan->next();
     } catch (const Error& e) {
       throw Error(naming_the_profile(vtab->state->db(), e.what()));
     }
@@ -270,14 +256,13 @@ int x_next(sqlite3_vtab_cursor* base) {
 
 int x_eof(sqlite3_vtab_cursor* base) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
-  if (cursor->grouping) return cursor->group_position >= cursor->group_rows;
   return !cursor->scan || cursor->scan->eof();
 }
 
 int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
   try {
-    const TraceRow& r = cursor->row();
+    const TraceRow& r = cursor->scan->row();
     switch (static_cast<Column>(column)) {
       case Column::kind: sqlite3_result_text(ctx, kind_name(r.kind), -1, SQLITE_STATIC); break;
       case Column::name: result_text(ctx, r.name); break;
@@ -300,7 +285,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case Column::domain: if (r.domain) result_text(ctx, *r.domain); break;
       case Column::demangled_name: {
         std::string scratch;
-        if (auto name = cursor->scan->demangled_name(r, scratch)) result_text(ctx, *name);
+        if (auto name = cursor->scan->demangled_name(scratch)) result_text(ctx, *name);
         break;
       }
       case Column::event:
@@ -320,7 +305,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
 }
 
 int x_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
-  *rowid = reinterpret_cast<TraceEventsCursor*>(base)->row().rowid;
+  *rowid = reinterpret_cast<TraceEventsCursor*>(base)->scan->row().rowid;
   return SQLITE_OK;
 }
 

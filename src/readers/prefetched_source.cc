@@ -118,6 +118,7 @@ void PrefetchedSource::run() {
         r.event = e;
         r.name_at = static_cast<uint32_t>(batch->bytes.size());
         r.name_size = static_cast<uint32_t>(e.name.size());
+        r.name_null = e.name.data() == nullptr;
         batch->bytes.append(e.name.data(), e.name.size());
         r.args_at = static_cast<uint32_t>(batch->bytes.size());
         if (args_) {
@@ -179,7 +180,7 @@ bool PrefetchedSource::next() {
   }
   const Row& r = current_->rows[position_];
   event_ = r.event;
-  event_.name = std::string_view(current_->bytes.data() + r.name_at, r.name_size);
+  event_.name = r.name_null ? std::string_view() : std::string_view(current_->bytes.data() + r.name_at, r.name_size);
   end_invalid_ = r.end_invalid;
   end_was_null_ = r.end_was_null;
   stored_end_ = r.stored_end;

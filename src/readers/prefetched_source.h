@@ -56,6 +56,7 @@ class PrefetchedSource final : public EventSource {
   struct Row {
     SourceEvent event;
     uint32_t name_at, name_size, args_at, args_size;  // in Batch::bytes
+    bool name_null;  // no name at all (a kernel without short or demangled name): NULL in trace_events, not ''
     bool end_invalid, end_was_null;
     int64_t stored_end;
     uint64_t skipped, invalid_ends;  // the reader's counts as it stood on this row

@@ -25,22 +25,6 @@ constexpr int kFeedsGroups = 1 << 30, kAllDerived = 1 << 29, kAllReports = 1 << 
 
 bool is(int column, Column c) { return column == static_cast<int>(c); }
 
-constexpr const char* kColumnNames[] = {
-#define NSYSTRACE_COLUMN_NAME(name, type) #name,
-    NSYSTRACE_TRACE_EVENTS_COLUMNS(NSYSTRACE_COLUMN_NAME)
-#undef NSYSTRACE_COLUMN_NAME
-};
-constexpr int kColumnCount = static_cast<int>(std::size(kColumnNames));
-constexpr const char* kGroupByWord = "group_by=";
-constexpr const char* kReadsWord = "reads=";
-
-const char* column_name(Column c) { return kColumnNames[static_cast<int>(c)]; }
-std::optional<Column> column_from_name(std::string_view name) {
-  for (int i = 0; i < kColumnCount; ++i)
-    if (name == kColumnNames[i]) return static_cast<Column>(i);
-  return std::nullopt;
-}
-
 // The token the scan applies a constraint with, or nothing: then SQLite applies it.
 std::optional<Token> token_for(const OfferedConstraint& c) {
   bool in = c.whole_in_list;
@@ -116,16 +100,6 @@ std::string ScanPlan::idx_str() const {
   std::string s;
   for (Token t : tokens) s += (s.empty() ? "" : " ") + std::string(token_text(t));
   if (no_args) s += (s.empty() ? "" : " ") + std::string(kNoArgsWord);
-  if (!group_by.empty()) {
-    s += std::string(s.empty() ? "" : " ") + kGroupByWord;
-    for (size_t i = 0; i < group_by.size(); ++i)
-      s += (i ? "," : "") + std::string(group_descending[i] ? "-" : "") + column_name(group_by[i]);
-    s += std::string(" ") + kReadsWord;
-    bool first = true;
-    for (int c = 0; c < kColumnCount; ++c)
-      if (columns_read & column_bit(static_cast<Column>(c)))
-        s += (first ? "" : ",") + std::string(column_name(static_cast<Column>(c))), first = false;
-  }
   return s;
 }
 
@@ -151,28 +125,6 @@ ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
       p.no_args = true;
       continue;
     }
-    // "group_by=a,b" / "reads=a,b,c": lists of column names.
-    auto column_list = [&](std::string_view prefix, auto&& each) {
-      if (word.substr(0, prefix.size()) != prefix) return false;
-      std::string_view names = word.substr(prefix.size());
-      while (!names.empty()) {
-        size_t comma = names.find(',');
-        std::string_view name = names.substr(0, comma);
-        names.remove_prefix(comma == std::string_view::npos ? names.size() : comma + 1);
-        const bool descending = !name.empty() && name.front() == '-';
-        if (descending) name.remove_prefix(1);
-        auto c = column_from_name(name);
-        if (!c) throw Error("nsystrace: trace_events: unknown column '" + std::string(name) + "' in a plan");
-        each(*c, descending);
-      }
-      return true;
-    };
-    if (column_list(kGroupByWord, [&](Column c, bool descending) {
-          p.group_by.push_back(c);
-          p.group_descending.push_back(descending);
-        }))
-      continue;
-    if (column_list(kReadsWord, [&](Column c, bool) { p.columns_read |= column_bit(c); })) continue;
     auto t = token_from_text(word);
     if (!t) throw Error("nsystrace: trace_events: unknown plan token '" + std::string(word) + "'");
     p.tokens.push_back(*t);
@@ -180,9 +132,8 @@ ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
   return p;
 }
 
-ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vector<OrderTerm>& order_by,
-                   int distinct, uint64_t columns_used, std::optional<int64_t> limit_value) {
-  const int order_by_terms = static_cast<int>(order_by.size());
+ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_terms, int distinct,
+                   uint64_t columns_used, std::optional<int64_t> limit_value) {
   ScanPlan plan;
   plan.uses.resize(offered.size());
   bool every_constraint_handed = true, has_offset = false, derived_fixed = false, schema_fixed = false;
@@ -220,24 +171,6 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vec
   plan.all_reports = !schema_fixed && (columns_used & column_bit(Column::schema)) != 0;
   plan.feeds_groups = order_by_terms > 0 && distinct >= 1;
   plan.no_args = (columns_used & (column_bit(Column::args) | column_bit(Column::event))) == 0;
-  // A GROUP BY of columns (sqlite3_vtab_distinct() == 1): GroupedRows keeps what the query reads of each row and
-  // hands the rows over grouped, for less than SQLite's sort of them. The groups come sorted as the terms say, not
-  // only together: SQLite 3.40 also passes 1 for "GROUP BY x ORDER BY x" and then skips the ORDER BY's sort too.
-  // Args and event are the live scan's (built from the current row), so a query reading them is sorted by SQLite.
-  if (distinct == 1 && order_by_terms > 0 && plan.no_args && (columns_used >> kColumnCount) == 0) {
-    for (const OrderTerm& term : order_by) {
-      if (term.column < 0 || term.column >= kColumnCount) {
-        plan.group_by.clear();
-        plan.group_descending.clear();
-        break;
-      }
-      Column column = static_cast<Column>(term.column);
-      if (std::find(plan.group_by.begin(), plan.group_by.end(), column) != plan.group_by.end()) continue;
-      plan.group_by.push_back(column);
-      plan.group_descending.push_back(term.descending);
-    }
-    if (!plan.group_by.empty()) plan.columns_read = columns_used;
-  }
   // Costs: a fixed part (every scan prepares a statement per event table and merges them) and a part in proportion
   // to the rows the constraints leave, so SQLite prefers plans that push constraints (in joins too). The fixed part
   // is over half of the largest cost, so two scans always cost more than one: SQLite never answers an OR with one

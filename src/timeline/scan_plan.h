@@ -92,12 +92,6 @@ struct ScanPlan {
   // answer. A query that never names them reads the stored events of main, each once.
   bool all_derived = false, all_reports = false;
   bool feeds_groups = false;      // its rows feed a DISTINCT or GROUP BY: one row stands for a group
-  // A GROUP BY over these columns alone (no args, no event read): the scan hands its rows over grouped, the groups
-  // sorted by these columns (GroupedRows, orderByConsumed), keeping only `columns_read` of each. Shown in idxStr as
-  // "group_by=a,-b" (b descending) and "reads=a,b,c", after the tokens.
-  std::vector<Column> group_by;
-  std::vector<bool> group_descending;  // per group_by column: its groups in descending order
-  uint64_t columns_read = 0;
   // The query names neither `args` nor `event` (colUsed): the scan need not read what only args show
   // (ScanFilter::args). Shown in idxStr as the word kNoArgsWord, after the tokens.
   bool no_args = false;
@@ -109,15 +103,10 @@ struct ScanPlan {
   static ScanPlan from_idx(int idx_num, const char* idx_str);
 };
 
-// distinct: sqlite3_vtab_distinct() (0: none, 1: GROUP BY); columns_used: sqlite3_index_info.colUsed; limit_value: a LIMIT known
+// distinct: sqlite3_vtab_distinct() (0: none); columns_used: sqlite3_index_info.colUsed; limit_value: a LIMIT known
 // at plan time (a literal), for the row estimate only.
-// One ORDER BY term SQLite offers (an entry of sqlite3_index_info.aOrderBy): its column (-1 for the rowid).
-struct OrderTerm {
-  int column = -1;
-  bool descending = false;
-};
-ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vector<OrderTerm>& order_by,
-                   int distinct, uint64_t columns_used, std::optional<int64_t> limit_value = std::nullopt);
+ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_terms, int distinct,
+                   uint64_t columns_used, std::optional<int64_t> limit_value = std::nullopt);
 
 // A constraint value as xFilter gets it, without SQLite: its storage type, and its value after SQLite's numeric
 // conversion (sqlite3_value_numeric_type), which a comparison with an INTEGER column applies.

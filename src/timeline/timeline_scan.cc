@@ -271,9 +271,9 @@ void TimelineScan::pick() {
   row_.global_tid = e.global_id;
 }
 
-std::optional<std::string_view> TimelineScan::demangled_name(const TraceRow& row, std::string& scratch) const {
-  if (!row.has_demangled_id) return std::nullopt;
-  return reports_[row.report].catalog->string_or_placeholder(row.demangled_id, scratch);
+std::optional<std::string_view> TimelineScan::demangled_name(std::string& scratch) const {
+  if (!row_.has_demangled_id) return std::nullopt;
+  return reports_[row_.report].catalog->string_or_placeholder(row_.demangled_id, scratch);
 }
 
 std::string_view TimelineScan::args() {

@@ -64,9 +64,7 @@ class TimelineScan {
   // ScanFilter::args (else an Error: reopen the scan with args, as the trace aggregates do).
   std::string_view args();
   // The current kernel row's demangled name (its report's string; a placeholder for a dangling id), or nothing.
-  std::optional<std::string_view> demangled_name(std::string& scratch) const { return demangled_name(row_, scratch); }
-  // The same for a row this scan gave (kept by GroupedRows).
-  std::optional<std::string_view> demangled_name(const TraceRow& row, std::string& scratch) const;
+  std::optional<std::string_view> demangled_name(std::string& scratch) const;
   void write_args(ArgsSink& args) const;  // the same, typed, into any sink
   bool reads_args() const { return filter_.args; }
   const ScanFilter& filter() const { return filter_; }  // the one it was opened (or last restarted) with

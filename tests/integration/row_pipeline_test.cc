@@ -244,6 +244,27 @@ TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryFixture) {
   }
 }
 
+// A kernel with neither a short nor a demangled name has a NULL name, whichever thread reads it (a reader on a thread
+// of its own copies names into its batches, where "no name" had become '').
+TEST(RowPipeline, ANamelessKernelIsNullOnAnyThreadCount) {
+  ReadersOnThreads every_table;
+  testdb::TempDir tmp("nsystrace_nameless");
+  const std::string path = tmp.file("nameless.sqlite");
+  {
+    testdb::Db made(path, false, true);
+    made.exec("create table StringIds(id integer primary key, value text); insert into StringIds values (1, 'k');"
+              "create table CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, shortName);"
+              "insert into CUPTI_ACTIVITY_KIND_KERNEL values (10, 20, 0, 7, 1), (30, 40, 0, 7, null), (50, 60, 0, 7, 1)");
+  }
+  for (int threads : {1, 4}) {
+    testdb::Db db(path);
+    db.exec("select nsystrace_option('threads', " + std::to_string(threads) + ")");
+    EXPECT_EQ(db.rows("select ts, name is null, quote(name) from trace_events"),
+              (std::vector<std::vector<std::string>>{{"10", "0", "'k'"}, {"30", "1", "NULL"}, {"50", "0", "'k'"}}))
+        << threads << " threads";
+  }
+}
+
 // The generated query grid (tests/support/differential.h) with every table read on a thread: each shape still gives
 // SQLite's own answer (time windows and pids are applied by the threads' SQL, on their own connections). The grid's
 // reference rows are read with threads too; the test above shows those are the rows one thread reads. The fixture
@@ -275,45 +296,6 @@ TEST(RowPipeline, AnyThreadCountGivesTheSameBytesOnEveryRealExport) {
     testdb::Db db(testdb::shared_fixtures_dir() + "/" + name);
     expect_same_bytes_for_any_thread_count(db, name);
   }
-}
-
-// A GROUP BY that trace_events groups reads the whole scan inside one xFilter, where SQLite's loop cannot see an
-// interrupt; the grouping polls for it (a "SELECT 1" stepped on the connection). Interrupted there (a progress
-// handler that stops the poll: deterministic, where Ctrl-C lands anywhere), the query fails saying so, leaves no
-// reader thread behind, and the connection answers the next query.
-TEST(RowPipeline, AnInterruptWhileTheTableGroupsStopsItAndLeavesNoThread) {
-  ReadersOnThreads every_table;
-  testdb::TempDir tmp("nsystrace_grouping_interrupt");
-  const std::string path = tmp.file("kernels.sqlite");
-  {
-    testdb::Db made(path, false, true);
-    made.exec("create table StringIds(id integer primary key, value text); insert into StringIds values (1, 'a'), "
-              "(2, 'b'); create table CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, shortName);"
-              "with recursive n(i) as (select 1 union all select i + 1 from n where i < 100000)"
-              " insert into CUPTI_ACTIVITY_KIND_KERNEL select i * 10, i * 10 + 5, i % 2, 7, 1 + i % 2 from n;");
-  }
-  testdb::Db db(path);
-  db.exec("select nsystrace_option('threads', 4)");
-  const std::string grouped = "select name, count(*), sum(dur) from trace_events group by name";
-  const std::vector<std::vector<std::string>> totals = {{"a", "50000", "250000"}, {"b", "50000", "250000"}};
-  ASSERT_EQ(db.rows(grouped), totals);
-  std::string plan;
-  for (const auto& r : db.rows("explain query plan " + grouped)) plan += r.back();
-  ASSERT_NE(plan.find("group_by=name"), std::string::npos) << plan;
-  const int before = threads_of_this_process();
-  auto stop_the_poll = [](void* p) {
-    sqlite3* c = static_cast<sqlite3*>(p);
-    for (sqlite3_stmt* s = sqlite3_next_stmt(c, nullptr); s != nullptr; s = sqlite3_next_stmt(c, s))
-      if (sqlite3_stmt_busy(s) && std::string(sqlite3_sql(s)) == "SELECT 1") return 1;
-    return 0;
-  };
-  sqlite3_progress_handler(db.get(), 1, stop_the_poll, db.get());
-  std::string error = db.error_of(grouped);
-  sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
-  EXPECT_NE(error.find("interrupted while grouping its rows (16384 read)"), std::string::npos)
-      << (error.empty() ? "no error" : error);
-  EXPECT_EQ(threads_of_this_process(), before);
-  EXPECT_EQ(db.rows(grouped), totals);
 }
 
 TEST(RowPipeline, AnInterruptWhileTheWriterRunsLeavesNoFileAndNoThread) {
