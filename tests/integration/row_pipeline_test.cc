@@ -8,12 +8,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
+#include "src/model/profile_catalog.h"
 #include "src/sqlite/sqlite_api.h"
 #include "src/readers/prefetched_source.h"
 #include "src/timeline/timeline_scan.h"
@@ -263,6 +266,122 @@ TEST(RowPipeline, ANamelessKernelIsNullOnAnyThreadCount) {
               (std::vector<std::vector<std::string>>{{"10", "0", "'k'"}, {"30", "1", "NULL"}, {"50", "0", "'k'"}}))
         << threads << " threads";
   }
+}
+
+// Statements prepared on the connection that read one sorted run of a table (EventSource's merge), as they start.
+class RunsRead {
+ public:
+  explicit RunsRead(sqlite3* db) : db_(db) { sqlite3_trace_v2(db_, SQLITE_TRACE_STMT, &RunsRead::callback, this); }
+  ~RunsRead() { sqlite3_trace_v2(db_, 0, nullptr, nullptr); }
+  int count() const { return count_; }
+
+ private:
+  static int callback(unsigned, void* self, void* stmt, void*) {
+    const char* sql = sqlite3_sql(static_cast<sqlite3_stmt*>(stmt));
+    if (sql != nullptr && std::string(sql).find("rowid BETWEEN") != std::string::npos)
+      ++static_cast<RunsRead*>(self)->count_;
+    return 0;
+  }
+  sqlite3* db_;
+  int count_ = 0;
+};
+
+// A table stored as interleaved runs, each in time order (from nsys 2025.6, each thread's CUDA calls are stored as
+// blocks): generated tables of 2 to 200 runs, overlapping all at once or about four at a time, with equal times and
+// ends within and across runs and rows without a start. Their rows come out in time order, ties in stored order,
+// filtered or not, on any thread count; read as stored by a merge of the runs, unless more than
+// ProfileCatalog::kMaxOpenRuns overlap (then SQLite sorts the table, and ties may come in any order).
+TEST(RowPipeline, TablesStoredInInterleavedRunsAreMergedInTimeOrder) {
+  ReadersOnThreads every_table;  // with threads, every table read on a thread of its own (ThreadSanitizer runs this)
+  testdb::TempDir tmp("nsystrace_runs");
+  std::mt19937_64 rng(20261127);
+  int case_number = 0, merged_cases = 0, sorted_cases = 0;
+  for (int runs : {2, 3, 7, 64, 65, 200}) {
+    for (bool staggered : {false, true}) {
+      struct Row {
+        std::optional<int64_t> start;
+        int64_t end, device, rowid;
+      };
+      std::vector<Row> rows;
+      std::string path = tmp.file("runs" + std::to_string(case_number++) + ".sqlite");
+      {
+        testdb::Db made(path, false, true);
+        made.exec("create table StringIds(id integer primary key, value text); insert into StringIds values (1, 'k');"
+                  "create table CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, correlationId, "
+                  "shortName); begin");
+        // 16,000 rows: enough out of place that they are not a few stragglers read apart (more than 4,096).
+        const int n = 16000 / runs;
+        for (int r = 0; r < runs; ++r) {
+          // A run spans about n ns. Overlapping: all begin within 50 ns; staggered: each begins n / 4 ns after the
+          // one before, so about four overlap at any time.
+          int64_t t = staggered ? n / 4 * r + static_cast<int64_t>(rng() % 20) : static_cast<int64_t>(rng() % 50);
+          std::string values;
+          int64_t end = INT64_MAX;
+          for (int i = 0; i < n; ++i) {
+            const int64_t step = static_cast<int64_t>(rng() % 3);  // 0: the same time as the row before
+            t += step;
+            // In time order within the run: of rows with the same time, the longest first.
+            end = std::min(step == 0 ? end : INT64_MAX, t + static_cast<int64_t>(rng() % 4));
+            Row row{t, end, static_cast<int64_t>(rng() % 2), static_cast<int64_t>(rows.size() + 1)};
+            if (rng() % 500 == 0) row.start.reset();  // no start: skipped, wherever it is stored
+            rows.push_back(row);
+            values += (values.empty() ? "(" : ", (") +
+                      (row.start ? std::to_string(*row.start) : std::string("null")) + ", " +
+                      std::to_string(row.end) + ", " + std::to_string(row.device) + ", 7, " +
+                      std::to_string(row.rowid) + ", 1)";
+          }
+          made.exec("insert into CUPTI_ACTIVITY_KIND_KERNEL values " + values);
+        }
+        made.exec("commit");
+      }
+      const bool merge = staggered || runs <= static_cast<int>(nsystrace::ProfileCatalog::kMaxOpenRuns);
+      (merge ? merged_cases : sorted_cases)++;
+      for (int device : {-1, 1}) {
+        // Time order, longest first, then stored order.
+        std::vector<Row> expected;
+        for (const Row& r : rows)
+          if (r.start && (device < 0 || r.device == device)) expected.push_back(r);
+        std::stable_sort(expected.begin(), expected.end(), [](const Row& a, const Row& b) {
+          return *a.start < *b.start || (*a.start == *b.start && a.end > b.end);
+        });
+        std::vector<std::vector<std::string>> want;
+        for (const Row& r : expected)
+          want.push_back({std::to_string(*r.start), std::to_string(r.end - *r.start), std::to_string(r.rowid)});
+        const std::string label = std::to_string(runs) + (staggered ? " staggered" : " overlapping") + " runs" +
+                                  (device < 0 ? "" : ", device_id = 1");
+        for (int threads : {1, 4}) {
+          testdb::Db db(path);
+          db.exec("select nsystrace_option('threads', " + std::to_string(threads) + ")");
+          const std::string sql = "select ts, dur, correlation_id from trace_events" +
+                                  (device < 0 ? std::string() : " where device_id = 1");
+          std::vector<std::vector<std::string>> got;
+          if (threads == 1) {
+            RunsRead watch(db.get());
+            got = db.rows(sql);
+            if (merge) EXPECT_GE(watch.count(), 2) << label << ": not read as a merge of runs";
+            else EXPECT_EQ(watch.count(), 0) << label << ": merged more runs than kMaxOpenRuns";
+          } else {
+            got = db.rows(sql);
+          }
+          if (merge) {
+            EXPECT_EQ(got, want) << label << ", " << threads << " threads";
+            continue;
+          }
+          // SQLite's sort: the same rows, in time order; ties in any order.
+          ASSERT_EQ(got.size(), want.size()) << label;
+          for (size_t i = 0; i < got.size(); ++i)
+            ASSERT_EQ((std::vector<std::string>{got[i][0], got[i][1]}),
+                      (std::vector<std::string>{want[i][0], want[i][1]})) << label << " row " << i;
+          auto same_rows = want;
+          std::sort(got.begin(), got.end());
+          std::sort(same_rows.begin(), same_rows.end());
+          EXPECT_EQ(got, same_rows) << label;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(merged_cases, 10);
+  EXPECT_EQ(sorted_cases, 2);
 }
 
 // The generated query grid (tests/support/differential.h) with every table read on a thread: each shape still gives
