@@ -96,16 +96,18 @@ struct Cursor {
     const ProjectedRange& r = row();
     return r.domain_id == 0 ? nullptr : current().catalog->nvtx_domain(r.global_tid, r.domain_id);
   }
-  void group(int key_columns, bool keep_names, int terms);
+  std::optional<std::string_view> domain_value() const {  // the same, NULL as nothing
+    const std::string* d = domain();
+    return d ? std::optional<std::string_view>(*d) : std::nullopt;
+  }
+  void group(bool keep_names, int terms);
 };
 
 // The idxNum bits: which reports (the schema constraint's argument count, or every report), and for grouped output
-// the columns that make a group.
+// the GROUP BY's terms (the columns that make a group, in order), 3 bits each from bit kTermShift: the column
+// (kTermName, kTermDomain, kTermSchema; 0 after the last term) and kTermDescending.
 constexpr int kArgcMask = 0xff, kEveryReport = 1 << 8, kGrouped = 1 << 9;
-constexpr int kKeyName = 1 << 10, kKeyDomain = 1 << 11, kKeySchema = 1 << 12;
 constexpr int kNameUsed = 1 << 13;  // the query reads name: group() keeps each row's, read once
-// The GROUP BY's terms in order, 3 bits each from bit kTermShift: the column (kTermName, kTermDomain, kTermSchema;
-// 0 after the last term) and kTermDescending.
 constexpr int kTermShift = 14, kTermName = 1, kTermDomain = 2, kTermSchema = 3, kTermDescending = 4, kMaxTerms = 3;
 
 // Orders the rows of every report so that rows equal in the key columns are adjacent, the groups sorted by the
@@ -113,8 +115,15 @@ constexpr int kTermShift = 14, kTermName = 1, kTermDomain = 2, kTermSchema = 3, 
 // BY (sqlite3_vtab_distinct 1), which then needs no sort: grouping 1.9M ranges by name costs a hash of each name,
 // where SQLite's sorter took 1.7 s. Sorted, not only together: SQLite 3.40 also passes 1 for "GROUP BY x ORDER BY
 // x" and then skips the ORDER BY's sort too.
-void Cursor::group(int key_columns, bool keep_names, int terms) {
+void Cursor::group(bool keep_names, int terms) {
   grouped = true;
+  auto term_column = [terms](int t) { return (terms >> (3 * t)) & 3; };
+  bool key_name = false, key_domain = false, key_schema = false;
+  for (int t = 0; t < kMaxTerms; ++t) {
+    key_name |= term_column(t) == kTermName;
+    key_domain |= term_column(t) == kTermDomain;
+    key_schema |= term_column(t) == kTermSchema;
+  }
   std::unordered_map<std::string_view, uint32_t> name_ids;  // views of distinct_names
   std::unordered_map<std::string, uint32_t> group_ids;
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> members;
@@ -127,7 +136,7 @@ void Cursor::group(int key_columns, bool keep_names, int terms) {
     key.append(reinterpret_cast<const char*>(&n), sizeof n);
     key.append(*value);
   };
-  const bool read_names = keep_names || (key_columns & kKeyName);
+  const bool read_names = keep_names || key_name;
   for (report = 0; report < reports.size(); ++report) {
     Report& r = reports[report];
     const auto& ranges = r.projection->ranges();
@@ -144,12 +153,9 @@ void Cursor::group(int key_columns, bool keep_names, int terms) {
         r.name_index[index] = it->second;
       }
       key.clear();
-      if (key_columns & kKeyName) add_to_key(name);
-      if (key_columns & kKeyDomain) {
-        const std::string* d = domain();
-        add_to_key(d ? std::optional<std::string_view>(*d) : std::nullopt);
-      }
-      if (key_columns & kKeySchema) add_to_key(r.schema);
+      if (key_name) add_to_key(name);
+      if (key_domain) add_to_key(domain_value());
+      if (key_schema) add_to_key(r.schema);
       auto [g, new_group] = group_ids.try_emplace(key, static_cast<uint32_t>(members.size()));
       if (new_group) members.emplace_back();
       members[g->second].emplace_back(static_cast<uint32_t>(report), static_cast<uint32_t>(index));
@@ -160,9 +166,9 @@ void Cursor::group(int key_columns, bool keep_names, int terms) {
   for (size_t g = 0; g < members.size(); ++g) {
     std::tie(report, index) = members[g].front();
     for (int t = 0; t < kMaxTerms; ++t) {
-      int column = (terms >> (3 * t)) & 3;
+      int column = term_column(t);
       if (column == kTermName) values[g].push_back(distinct_names[reports[report].name_index[index]]);
-      else if (column == kTermDomain) values[g].push_back(domain() ? std::optional<std::string_view>(*domain()) : std::nullopt);
+      else if (column == kTermDomain) values[g].push_back(domain_value());
       else if (column == kTermSchema) values[g].push_back(std::string_view(reports[report].schema));
     }
   }
@@ -205,17 +211,16 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   // Grouped, not ordered: 1 (GROUP BY) only asks that equal rows be adjacent. Not for a DISTINCT (2): SQLite keeps
   // its own b-tree for it all the same.
   if (info->nOrderBy > 0 && info->nOrderBy <= kMaxTerms && sqlite3_vtab_distinct(info) == 1) {
-    int key = 0, terms = 0;
-    for (int i = 0; i < info->nOrderBy && key >= 0; ++i) {
+    int terms = 0;
+    bool all_keys = true;  // every term is name, domain or schema
+    for (int i = 0; i < info->nOrderBy && all_keys; ++i) {
       int column = info->aOrderBy[i].iColumn;
       int term = column == kName ? kTermName : column == kDomain ? kTermDomain : column == kSchemaColumn ? kTermSchema : 0;
-      key = column == kName ? key | kKeyName : column == kDomain ? key | kKeyDomain
-            : column == kSchemaColumn ? key | kKeySchema : -1;
+      all_keys = term != 0;
       terms |= (term | (info->aOrderBy[i].desc ? kTermDescending : 0)) << (3 * i);
     }
-    if (key > 0) {
-      info->idxNum |= kGrouped | key | ((info->colUsed & (uint64_t{1} << kName)) ? kNameUsed : 0) |
-                      (terms << kTermShift);
+    if (all_keys) {
+      info->idxNum |= kGrouped | ((info->colUsed & (uint64_t{1} << kName)) ? kNameUsed : 0) | (terms << kTermShift);
       info->orderByConsumed = 1;
     }
   }
@@ -280,7 +285,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
       c->reports.push_back(std::move(r));
     }
     if (idx_num & kGrouped) {
-      c->group(idx_num & (kKeyName | kKeyDomain | kKeySchema), (idx_num & kNameUsed) != 0, idx_num >> kTermShift);
+      c->group((idx_num & kNameUsed) != 0, idx_num >> kTermShift);
       c->grouped_idx_num = idx_num;
       c->grouped_schemas = schemas;
     } else {

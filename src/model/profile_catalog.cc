@@ -152,13 +152,6 @@ void ProfileCatalog::load_labels(sqlite3* db, const char* table, const char* key
     if (!s.is_null(0) && !s.is_null(1)) out[s.int64(0)] = std::string(s.text(1));
 }
 
-namespace {
-// (time, end descending) order, the order readers yield; an open end is INT64_MAX (the longest).
-bool sorts_before(int64_t start, int64_t end, int64_t other_start, int64_t other_end) {
-  return start < other_start || (start == other_start && end > other_end);
-}
-}  // namespace
-
 const ProfileCatalog::StoredOrder& ProfileCatalog::stored_order(sqlite3* db, const std::string& table,
                                                                 const std::string& time, const std::string& end,
                                                                 const std::string& where) const {

@@ -113,6 +113,10 @@ class ProfileCatalog {
   // CUDA API calls of each thread (or buffer) are stored one block after another. Its `runs` then cut the rows,
   // in rowid order, into runs in time order, listed by their first rows' times; a scan merges them, reading as
   // stored. `runs` is empty when they would need more than kMaxOpenRuns read at once (the table is sorted).
+  // The order readers yield: by time, the longest first (an open end is INT64_MAX) at equal times.
+  static bool sorts_before(int64_t start, int64_t end, int64_t other_start, int64_t other_end) {
+    return start < other_start || (start == other_start && end > other_end);
+  }
   struct SortedRun {
     int64_t first_rowid, last_rowid;  // the rows from first_rowid to last_rowid, in rowid order
     int64_t start, end;               // the first row's time and end (INT64_MAX for none): the run's earliest

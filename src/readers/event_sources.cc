@@ -96,16 +96,14 @@ bool EventSource::step_stream(Statement& s, bool main) {
 
 // (start, longest first) order of the two streams' current rows: is the stragglers' row first?
 bool EventSource::stragglers_first() const {
-  int64_t a = stragglers_.int64(0), b = stmt_.int64(0);
-  if (a != b) return a < b;
-  return end_for_order(stragglers_) > end_for_order(stmt_);
+  return ProfileCatalog::sorts_before(stragglers_.int64(0), end_for_order(stragglers_), stmt_.int64(0),
+                                      end_for_order(stmt_));
 }
 
 bool EventSource::step_runs() {
-  // Heap order: the earliest row (time, end descending, then rowid) on top.
+  // Heap order: the earliest row (time order, then rowid) on top.
   auto later = [](const OpenRun& a, const OpenRun& b) {
-    if (a.start != b.start) return a.start > b.start;
-    if (a.end != b.end) return a.end < b.end;
+    if (a.start != b.start || a.end != b.end) return ProfileCatalog::sorts_before(b.start, b.end, a.start, a.end);
     return a.rowid > b.rowid;
   };
   auto wait_at_next_row = [&](Statement run) {  // or retire the run at its end
@@ -123,9 +121,8 @@ bool EventSource::step_runs() {
   // Open the runs whose first rows come no later than the earliest open run's row (a run's rows come no earlier
   // than its first; the filter may remove some).
   while (next_run_ < runs.size() &&
-         (open_runs_.empty() || !(open_runs_.front().start < runs[next_run_].start ||
-                                  (open_runs_.front().start == runs[next_run_].start &&
-                                   open_runs_.front().end > runs[next_run_].end)))) {
+         (open_runs_.empty() || !ProfileCatalog::sorts_before(open_runs_.front().start, open_runs_.front().end,
+                                                              runs[next_run_].start, runs[next_run_].end))) {
     const ProfileCatalog::SortedRun& run = runs[next_run_++];
     Statement s;
     if (spare_runs_.empty()) {
@@ -188,7 +185,7 @@ bool EventSource::next() {
     if (!has_row_) return false;
     // The invariant the merge and the track layout rely on, checked on every row rather than assumed.
     int64_t start = stmt_.int64(0), end = end_for_order(stmt_);
-    if (emitted_ && (start < last_start_ || (start == last_start_ && end > last_end_)))
+    if (emitted_ && ProfileCatalog::sorts_before(start, end, last_start_, last_end_))
       throw Error(fmt::format("nsystrace: rows of {} came out of time order (start {} after {}): an nsystrace bug; "
                               "please report it with the export's EXPORT_SCHEMA_VERSION",
                               table_->name, start, last_start_));

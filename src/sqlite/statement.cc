@@ -26,7 +26,6 @@ Statement::Statement(sqlite3* db, std::string_view sql) {
   }
 }
 
-
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
