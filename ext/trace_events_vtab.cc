@@ -288,6 +288,9 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
         if (auto name = cursor->scan->demangled_name(scratch)) result_text(ctx, *name);
         break;
       }
+      case Column::nsys_dur:
+        if (auto dur = cursor->scan->nsys_dur()) sqlite3_result_int64(ctx, *dur);
+        break;
       case Column::event:
         // The row's token (see TraceEventsCursor::advanced_at), not an address: SQLite never dereferences it, and a
         // copy that outlives the row names a position no cursor is at any more, which the aggregate refuses.

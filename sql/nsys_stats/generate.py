@@ -105,13 +105,12 @@ items as (
         """-- nvtx_sum: NVIDIA's `nsys stats --report nvtx_sum` as SQL: NVTX push/pop and start/end ranges by name, as
 -- "domain:name" in a non-default domain (domains are numbered per process: each range is named by its own process's
 -- domain), their durations summed (marks have no duration and are left out). A range never closed ends, as in
--- NVIDIA's report, at the report's last NVTX timestamp (args.last_nvtx_ts; trace_events draws it to the end of the
--- profile). The domain is trace_events' hidden column `domain` (args' "domain", named in the scope since `*` leaves
--- hidden columns out).""",
-        """scope as (select *, domain from trace_events where kind = 'nvtx' and dur is not null),
+-- NVIDIA's report, at the report's last NVTX timestamp: trace_events' hidden column `nsys_dur` (trace_events draws
+-- it to the end of the profile, and args say "last_nvtx_ts"). The domain is the hidden column `domain` (args'
+-- "domain"). Both are named in the scope since `*` leaves hidden columns out; neither builds the args.""",
+        """scope as (select *, domain, nsys_dur from trace_events where kind = 'nvtx' and dur is not null),
 items as (
-  select coalesce(domain || ':', '') || name as Name,
-         coalesce(json_extract(args, '$.last_nvtx_ts') - ts, dur) as value
+  select coalesce(domain || ':', '') || name as Name, nsys_dur as value
   from scope
 )""",
         TIME_COLUMNS),

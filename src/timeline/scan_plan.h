@@ -42,6 +42,7 @@ namespace nsystrace {
   X(cname, "TEXT HIDDEN")                 \
   X(domain, "TEXT HIDDEN")                \
   X(demangled_name, "TEXT HIDDEN")        \
+  X(nsys_dur, "INTEGER HIDDEN")           \
   X(derived, "INTEGER HIDDEN")            \
   X(event, "HIDDEN")
 

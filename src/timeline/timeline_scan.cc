@@ -276,6 +276,16 @@ std::optional<std::string_view> TimelineScan::demangled_name(std::string& scratc
   return reports_[row_.report].catalog->string_or_placeholder(row_.demangled_id, scratch);
 }
 
+std::optional<int64_t> TimelineScan::nsys_dur() const {
+  if (!row_.has_dur) return std::nullopt;
+  if (row_.kind == Kind::nvtx && current_ != nullptr && current_->end_was_null()) {
+    const Report& report = reports_[row_.report];
+    if (std::optional<int64_t> last = report.catalog->last_nvtx_timestamp(db_))
+      return saturating_add(*last, report.context.clock_offset) - row_.ts;
+  }
+  return row_.dur;
+}
+
 std::string_view TimelineScan::args() {
   if (current_ == nullptr) return {};
   if (!args_ready_) {

@@ -66,6 +66,10 @@ class TimelineScan {
   // The current kernel row's demangled name (its report's string; a placeholder for a dangling id), or nothing.
   std::optional<std::string_view> demangled_name(std::string& scratch) const;
   void write_args(ArgsSink& args) const;  // the same, typed, into any sink
+  // The current row's duration as NVIDIA's nsys stats reports count it: dur, except for an NVTX range never closed,
+  // which they end at its report's last NVTX timestamp (args' "last_nvtx_ts") where the timeline draws it to the end
+  // of the profile. Read without the args.
+  std::optional<int64_t> nsys_dur() const;
   bool reads_args() const { return filter_.args; }
   const ScanFilter& filter() const { return filter_; }  // the one it was opened (or last restarted) with
   int64_t row_number() const { return row_number_; }  // 1 for the first row

@@ -466,9 +466,13 @@ TEST_F(Fixture, NvtxSumKeepsEachProcesssDomainsAndEndsOpenRangesAtTheLastNvtxTim
   EXPECT_EQ(got, (Rows{{"never closed", "1", "2000", "2000"},
                        {"Trainer:step", "2", "1500", "1000"},
                        {"Loader:step", "1", "800", "800"}}));
-  // trace_events still draws the open range to the end of the profile.
-  EXPECT_EQ(db.rows("select dur, json_extract(args, '$.unclosed') from trace_events where name = 'never closed'"),
-            (Rows{{"5000", "1"}}));
+  // trace_events still draws the open range to the end of the profile; its hidden column nsys_dur, which nvtx_sum
+  // sums, is NVIDIA's duration, and dur for every closed range and mark (NULL).
+  EXPECT_EQ(db.rows("select dur, json_extract(args, '$.unclosed'), nsys_dur, json_extract(args, '$.last_nvtx_ts') - ts "
+                    "from trace_events where name = 'never closed'"),
+            (Rows{{"5000", "1", "2000", "2000"}}));
+  EXPECT_EQ(db.text("select count(*) from trace_events where name != 'never closed' and nsys_dur is not dur"), "0");
+  EXPECT_NE(db.text("select count(*) from trace_events where name != 'never closed'"), "0");
 }
 
 // nsys 2026 writes deviceId 0 on the sync rows of a context on another GPU; the context's GPU is the one its kernels
@@ -530,9 +534,10 @@ TEST(RealExportsSync, SyncRowsLandOnTheDeviceOfTheirContext) {
     ++checked;
   }
   if (checked == 0) GTEST_SKIP() << "none of the exports with sync rows is present";
-  if (std::ifstream(dir + "/nsysai_h100_2gpu_mfu_before_slice.sqlite"))
+  if (std::ifstream(dir + "/nsysai_h100_2gpu_mfu_before_slice.sqlite")) {
     EXPECT_EQ(testdb::Db(dir + "/nsysai_h100_2gpu_mfu_before_slice.sqlite")
                   .integer("select count(*) from trace_events where kind = 'sync' and device_id = 1"),
               188);
+  }
 }
 }  // namespace
