@@ -11,7 +11,7 @@ import csv
 import os
 import sqlite3
 
-from nsystrace import connection, server
+from nsystrace import connection, fanout, server
 from nsystrace.errors import Failure
 
 DESCRIPTION = """what changed between two reports of the same program: per kernel name, NVTX range and kind of
@@ -91,6 +91,10 @@ def _in_parallel(recipe, before, after):
             if db.conn is not None:
                 db.conn.close()
         return None, None
+
+    # The two sides share the cores: each connection's own threads (readers, SQLite's sorter) get half of them.
+    for db in dbs:
+        db.conn.execute("select nsystrace_option('threads', ?)", (max(1, fanout.cores() // len(dbs)),))
 
     def read(db, side):
         cur = db.conn.cursor()
