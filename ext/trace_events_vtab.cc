@@ -63,8 +63,12 @@ int best_index(sqlite3_index_info* info) {
     o.binary = std::strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0;
     o.whole_in_list = o.op == OfferedConstraint::Op::eq && sqlite3_vtab_in(info, i, -1);
   }
+  std::vector<OfferedOrder> order_by(info->nOrderBy);
+  for (int i = 0; i < info->nOrderBy; ++i)
+    order_by[i] = OfferedOrder{info->aOrderBy[i].iColumn, info->aOrderBy[i].desc != 0};
   ScanPlan plan = plan_scan(offered, info->nOrderBy, sqlite3_vtab_distinct(info),
-                            static_cast<uint64_t>(info->colUsed), limit_value);
+                            static_cast<uint64_t>(info->colUsed), limit_value, order_by);
+  if (plan.kind_order) info->orderByConsumed = 1;  // the rows come kind by kind, as the GROUP BY wants them
   for (int i = 0; i < info->nConstraint; ++i) {
     const ScanPlan::Use& use = plan.uses[i];
     if (use.argv == 0) continue;

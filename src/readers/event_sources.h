@@ -36,6 +36,11 @@ class NameMatcher {
   Statement like_, glob_;
 };
 
+// The order a scan hands its rows over in: time order (ts, longest first at equal ts; the default, which lanes and
+// the trace writers need), or kind by kind (by the kinds' names, ascending or descending, then by report), each kind
+// in time order: for a GROUP BY kind, which then needs no sort.
+enum class RowOrder : uint8_t { time, kind_ascending, kind_descending };
+
 // What a scan is restricted to (pushed down from trace_events' constraints). Bounds are inclusive.
 struct ScanFilter {
   uint32_t kinds = kAllKinds;
@@ -52,6 +57,7 @@ struct ScanFilter {
   // The rows' args are asked for (trace_events.args or .event, or a trace aggregate). When not, the readers leave
   // out the columns only args show (SQLite neither fetches nor sorts them) and write_args() must not be called.
   bool args = true;
+  RowOrder order = RowOrder::time;
 
   bool wants(Kind k) const { return !impossible && (kinds & kind_bit(k)) != 0; }
   // Constraints beyond kind and report narrow the rows within the tables read (their sizes say little of the rows).

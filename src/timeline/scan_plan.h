@@ -78,6 +78,8 @@ enum class Token : uint8_t {
 };
 const char* token_text(Token t);
 constexpr const char* kNoArgsWord = "no-args";
+constexpr const char* kByKindWord = "by-kind";
+constexpr const char* kByKindDescendingWord = "by-kind-desc";
 std::optional<Token> token_from_text(std::string_view text);
 
 struct ScanPlan {
@@ -96,6 +98,11 @@ struct ScanPlan {
   // The query names neither `args` nor `event` (colUsed): the scan need not read what only args show
   // (ScanFilter::args). Shown in idxStr as the word kNoArgsWord, after the tokens.
   bool no_args = false;
+  // The rows feed a GROUP BY kind (alone; with or without ORDER BY kind), and the query names none of the columns
+  // that depend on the rows' time order across kinds (lane, thread_name, event): the scan hands the rows over kind by
+  // kind, in the order of the kinds' names (ScanFilter::order), each kind in time order, and SQLite needs no sort.
+  // Shown in idxStr as the word kByKindWord (kByKindDescendingWord), after the tokens.
+  std::optional<RowOrder> kind_order;
   double estimated_cost = 0, estimated_rows = 0;
 
   std::string idx_str() const;
@@ -105,9 +112,15 @@ struct ScanPlan {
 };
 
 // distinct: sqlite3_vtab_distinct() (0: none); columns_used: sqlite3_index_info.colUsed; limit_value: a LIMIT known
-// at plan time (a literal), for the row estimate only.
+// at plan time (a literal), for the row estimate only; order_by: the ORDER BY (or GROUP BY) terms.
+// One ORDER BY term SQLite offers (an entry of sqlite3_index_info.aOrderBy).
+struct OfferedOrder {
+  int column = -1;
+  bool descending = false;
+};
 ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_terms, int distinct,
-                   uint64_t columns_used, std::optional<int64_t> limit_value = std::nullopt);
+                   uint64_t columns_used, std::optional<int64_t> limit_value = std::nullopt,
+                   const std::vector<OfferedOrder>& order_by = {});
 
 // A constraint value as xFilter gets it, without SQLite: its storage type, and its value after SQLite's numeric
 // conversion (sqlite3_value_numeric_type), which a comparison with an INTEGER column applies.

@@ -96,10 +96,26 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
     }
   }
   if (threads > 1) read_on_threads(filter, report_of_source, threads);
+  if (filter.order != RowOrder::time) group_sources_by_kind(filter.order);
   narrowed_ = filter.narrows_rows();
   live_.assign(sources_.size(), false);
   for (size_t i = 0; i < sources_.size(); ++i) live_[i] = sources_[i]->next();
   pick();
+}
+
+void TimelineScan::group_sources_by_kind(RowOrder order) {
+  std::vector<size_t> by_kind(sources_.size());
+  for (size_t i = 0; i < by_kind.size(); ++i) by_kind[i] = i;
+  auto name = [this](size_t i) { return std::string_view(kind_name(sources_[i]->kind())); };
+  std::stable_sort(by_kind.begin(), by_kind.end(), [&](size_t a, size_t b) {
+    return order == RowOrder::kind_descending ? name(a) > name(b) : name(a) < name(b);
+  });
+  kind_groups_.clear();
+  for (size_t k = 0; k < by_kind.size(); ++k) {
+    if (k == 0 || sources_[by_kind[k]]->kind() != sources_[by_kind[k - 1]]->kind()) kind_groups_.emplace_back();
+    kind_groups_.back().push_back(by_kind[k]);
+  }
+  kind_group_ = 0;
 }
 
 ThreadPlan plan_threads(const std::vector<uint64_t>& candidate_rows, uint64_t all_rows, int threads) {
@@ -161,7 +177,7 @@ void TimelineScan::read_on_threads(const ScanFilter& filter, const std::vector<i
 bool TimelineScan::restart(const ScanFilter& filter) {
   // Only the values of the pushed-down id sets may differ: then the same readers, on the same tables, are opened.
   const ScanFilter& was = filter_;
-  bool same_shape = was.args == filter.args && !was.impossible && !filter.impossible && was.kinds == filter.kinds &&
+  bool same_shape = was.args == filter.args && was.order == filter.order && !was.impossible && !filter.impossible && was.kinds == filter.kinds &&
                     !filter.wants(Kind::nvtx_kernel) && was.schemas == filter.schemas && !was.ts_min && !was.ts_max &&
                     !filter.ts_min && !filter.ts_max && !was.pid && !filter.pid && was.names.empty() &&
                     filter.names.empty() && !was.limit && !filter.limit && was.inexact == filter.inexact &&
@@ -174,6 +190,7 @@ bool TimelineScan::restart(const ScanFilter& filter) {
   for (auto& s : sources_) s->restart(filter);
   filter_ = filter;
   layout_.reset();  // lanes start empty, as in a new scan
+  kind_group_ = 0;
   current_ = nullptr;
   current_index_ = 0;
   row_ = TraceRow();
@@ -215,7 +232,19 @@ void TimelineScan::pick() {
   for (;;) {
     current_ = nullptr;
     if (limit_ && row_number_ >= *limit_) return;
-    for (size_t i = 0; i < sources_.size(); ++i) {
+    // Kind by kind: the sources of the current kind only, until every one of them is done.
+    const std::vector<size_t>* among = nullptr;
+    if (!kind_groups_.empty()) {
+      auto any_live = [this](const std::vector<size_t>& group) {
+        return std::any_of(group.begin(), group.end(), [this](size_t i) { return live_[i]; });
+      };
+      while (kind_group_ < kind_groups_.size() && !any_live(kind_groups_[kind_group_])) ++kind_group_;
+      if (kind_group_ == kind_groups_.size()) return;
+      among = &kind_groups_[kind_group_];
+    }
+    const size_t candidates = among ? among->size() : sources_.size();
+    for (size_t c = 0; c < candidates; ++c) {
+      const size_t i = among ? (*among)[c] : c;
       if (!live_[i]) continue;
       const SourceEvent& e = sources_[i]->event();
       if (current_ == nullptr) {
@@ -235,7 +264,7 @@ void TimelineScan::pick() {
   }
   ++row_number_;
   const SourceEvent& e = current_->event();
-  TrackLayout::Placed where = layout_.place(e);
+  TrackLayout::Placed where = kind_groups_.empty() ? layout_.place(e) : layout_.place_without_lanes(e);
   row_.rowid = (static_cast<int64_t>(e.report) << 56) | (e.source_rowid << 5) | e.tag;
   row_.report = e.report;
   row_.cname = e.cname;

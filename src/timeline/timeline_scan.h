@@ -93,6 +93,8 @@ class TimelineScan {
  private:
   uint64_t sum_over(Kind kind, uint64_t (EventSource::*count)() const) const;  // over the sources of a kind
   void pick();
+  // ScanFilter::order kind by kind: the sources' indices, grouped by kind in the order the rows are handed over.
+  void group_sources_by_kind(RowOrder order);
   void read_on_threads(const ScanFilter& filter, const std::vector<int>& report_of_source, int threads);
   // The pushed-down name constraints, applied exactly to the name each row is given: the readers' SQL only narrows
   // what they read (a superset), so the rows handed out are exactly those the query selects, and a LIMIT counts
@@ -103,6 +105,10 @@ class TimelineScan {
   std::vector<Report> reports_;
   std::vector<std::unique_ptr<EventSource>> sources_;
   std::vector<bool> live_;
+  // Kind by kind only: the sources of each kind (merged in time order among themselves), the kinds in the order
+  // handed over, and the one being read.
+  std::vector<std::vector<size_t>> kind_groups_;
+  size_t kind_group_ = 0;
   bool writer_thread_ = false;
   TrackLayout layout_;
   EventSource* current_ = nullptr;

@@ -33,6 +33,8 @@ class TrackLayout {
     uint32_t lane;
   };
   Placed place(const SourceEvent& ev);
+  // Its track only, for rows handed over out of time order (no lanes are fitted: they would be wrong; lane 0).
+  Placed place_without_lanes(const SourceEvent& ev) { return Placed{&track_for(ev).track, 0}; }
   // Empty again, as new on the same reports (a join's inner scan restarted at every outer row): keeps only its
   // reports and the tables' allocations.
   void reset();

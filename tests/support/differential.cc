@@ -216,11 +216,12 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
   if (reports.empty()) reports = "'main'";
   db.exec("drop table if exists temp.every_row");
   // Every row of every report, derived ones too, as a plain table: SQLite's answer to any question about them. Read
-  // with args: the queries without them are compared with a scan that read every column.
+  // with args: the queries without them are compared with a scan that read every column. With the lanes and track
+  // names this whole scan gives (those of a query that reads every row too).
   std::string every_row_select = kGridSelectWithArgs;
   every_row_select.replace(every_row_select.find("%A"), 2, std::string(kArgsDigest) + " as args_digest");
   db.exec("create temp table every_row as select " + every_row_select +
-          " from trace_events where derived in (0, 1) and schema in (" + reports + ")");
+          ", lane, thread_name from trace_events where derived in (0, 1) and schema in (" + reports + ")");
   size_t shape = 0;
   // `tail`: ORDER BY / LIMIT / OFFSET after the WHERE. unordered: compare as sets (LIMIT without a total order
   // picks any rows: then each returned row must be one SQLite selects, and as many).
@@ -338,6 +339,41 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
           "and a.kind = 'cuda_api' and a.schema = %T.schema) and kind != 'cuda_api'");
   // (on a sample of the outer rows: each one runs the subquery, a scan of its kind)
   compare("rowid % 61 = 0 and dur > (select avg(dur) from %S t where t.derived = %T.derived and t.kind = %T.kind)");
+  // GROUP BY kind, which the scan answers kind by kind (no sort; idxStr's by-kind), ascending or descending, under
+  // constraints; and with lane or thread_name named, which keeps the rows in time order (their values need it).
+  {
+    const std::string kind_rows = "select kind, count(*), sum(dur), min(ts), max(ts), count(distinct name), "
+                                  "sum(pid), total(length(name)), sum(rowid % 1000) from %s where" + every;
+    std::vector<std::string> wheres = {"", " and kind != 'nvtx'", " and ts > (select avg(ts) from %S where" + every + ")",
+                                       " and name like '%e%'", " and derived = 0", " and schema = 'main'"};
+    for (const std::string& w : wheres)
+      for (const char* tail : {" group by kind", " group by kind order by kind desc", " group by kind order by kind",
+                               " group by kind having count(*) > 1 order by kind desc"}) {
+        if (shape++ % stride != phase % stride) continue;
+        ++rep.queries;
+        std::string q = kind_rows + w + tail;
+        auto run = [&](const std::string& table) {
+          std::string sql = q;
+          for (size_t at; (at = sql.find("%s")) != std::string::npos;) sql.replace(at, 2, table);
+          for (size_t at; (at = sql.find("%S")) != std::string::npos;) sql.replace(at, 2, table);
+          return db.rows(sql);
+        };
+        if (run("trace_events") != run("temp.every_row")) rep.failures.push_back(q + ": differs");
+      }
+    for (const char* q : {"select kind, max(lane), sum(lane), count(*) from %s where schema is not null and derived is "
+                          "not null group by kind",
+                          "select kind, count(distinct thread_name), min(thread_name), max(thread_name) from %s where "
+                          "schema is not null and derived is not null group by kind order by kind desc"}) {
+      if (shape++ % stride != phase % stride) continue;
+      ++rep.queries;
+      auto run = [&](const std::string& table) {
+        std::string sql = q;
+        sql.replace(sql.find("%s"), 2, table);
+        return db.rows(sql);
+      };
+      if (run("trace_events") != run("temp.every_row")) rep.failures.push_back(std::string(q) + ": differs");
+    }
+  }
   // Joins: the launch join (the inner scan takes the constraints), and a join on a non-key column.
   {
     std::string q = "select k.rowid, a.rowid, k.name, a.name, k.ts - a.ts from %s k join %s a on a.correlation_id = "
