@@ -68,7 +68,9 @@ int best_index(sqlite3_index_info* info) {
     order_by[i] = OfferedOrder{info->aOrderBy[i].iColumn, info->aOrderBy[i].desc != 0};
   ScanPlan plan = plan_scan(offered, info->nOrderBy, sqlite3_vtab_distinct(info),
                             static_cast<uint64_t>(info->colUsed), limit_value, order_by);
-  if (plan.kind_order) info->orderByConsumed = 1;  // the rows come kind by kind, as the GROUP BY wants them
+  // Kind by kind, the rows come as the GROUP BY wants them.
+  if (plan.row_order == RowOrder::kind_ascending || plan.row_order == RowOrder::kind_descending)
+    info->orderByConsumed = 1;
   for (int i = 0; i < info->nConstraint; ++i) {
     const ScanPlan::Use& use = plan.uses[i];
     if (use.argv == 0) continue;

@@ -185,7 +185,7 @@ bool EventSource::next() {
     if (!has_row_) return false;
     // The invariant the merge and the track layout rely on, checked on every row rather than assumed.
     int64_t start = stmt_.int64(0), end = end_for_order(stmt_);
-    if (emitted_ && ProfileCatalog::sorts_before(start, end, last_start_, last_end_))
+    if (emitted_ && !in_any_order_ && ProfileCatalog::sorts_before(start, end, last_start_, last_end_))
       throw Error(fmt::format("nsystrace: rows of {} came out of time order (start {} after {}): an nsystrace bug; "
                               "please report it with the export's EXPORT_SCHEMA_VERSION",
                               table_->name, start, last_start_));
@@ -288,6 +288,16 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
                                               : " ORDER BY " + time + ", " + end + " IS NULL DESC, " + end + " DESC";
   const bool base_table = shape.from_sql.empty();
   const std::string from = " FROM " + (base_table ? qualified : shape.from_sql) + " WHERE " + where;
+  in_any_order_ = false;
+  if (filter.order != RowOrder::time && base_table && !rowids) {
+    // The rows in any order (a GROUP BY that SQLite sorts, or takes kind by kind): the table as stored, neither its
+    // stored order checked (a pass over the table, at a connection's first query) nor the rows merged back in order.
+    opened_ = true;
+    in_any_order_ = true;
+    stmt_ = statement("SELECT " + select_list + from);
+    bind_all(stmt_, binds);
+    return;
+  }
   const ProfileCatalog::StoredOrder* stored = nullptr;
   if (base_table && !filter.ts_min && !filter.ts_max && !rowids)
     stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);

@@ -37,9 +37,10 @@ class NameMatcher {
 };
 
 // The order a scan hands its rows over in: time order (ts, longest first at equal ts; the default, which lanes and
-// the trace writers need), or kind by kind (by the kinds' names, ascending or descending, then by report), each kind
-// in time order: for a GROUP BY kind, which then needs no sort.
-enum class RowOrder : uint8_t { time, kind_ascending, kind_descending };
+// the trace writers need); kind by kind (by the kinds' names, ascending or descending), for a GROUP BY kind, which
+// then needs no sort; or any order (each table as stored), for a GROUP BY that SQLite sorts itself. In the last two
+// no table's stored order is checked or restored (ProfileCatalog::stored_order) and no lanes are fitted.
+enum class RowOrder : uint8_t { time, kind_ascending, kind_descending, any };
 
 // What a scan is restricted to (pushed down from trace_events' constraints). Bounds are inclusive.
 struct ScanFilter {
@@ -210,6 +211,7 @@ class EventSource {
   std::string run_sql_;                // the rows of one run: the filter's values, then its first and last rowids
   Binds run_binds_;
   bool emitted_ = false;  // the order of the rows handed out so far (see next())
+  bool in_any_order_ = false;  // prepare() read the table as stored for a scan in any order: next() checks no order
   int64_t last_start_ = 0, last_end_ = 0;
   SourceEvent event_;
   mutable NameMatcher name_matcher_;

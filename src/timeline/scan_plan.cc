@@ -100,9 +100,11 @@ std::string ScanPlan::idx_str() const {
   std::string s;
   for (Token t : tokens) s += (s.empty() ? "" : " ") + std::string(token_text(t));
   if (no_args) s += (s.empty() ? "" : " ") + std::string(kNoArgsWord);
-  if (kind_order)
-    s += (s.empty() ? "" : " ") +
-         std::string(*kind_order == RowOrder::kind_descending ? kByKindDescendingWord : kByKindWord);
+  const char* order_word = row_order == RowOrder::kind_ascending    ? kByKindWord
+                           : row_order == RowOrder::kind_descending ? kByKindDescendingWord
+                           : row_order == RowOrder::any             ? kAnyOrderWord
+                                                                    : nullptr;
+  if (order_word) s += (s.empty() ? "" : " ") + std::string(order_word);
   return s;
 }
 
@@ -128,8 +130,10 @@ ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
       p.no_args = true;
       continue;
     }
-    if (word == kByKindWord || word == kByKindDescendingWord) {
-      p.kind_order = word == kByKindWord ? RowOrder::kind_ascending : RowOrder::kind_descending;
+    if (word == kByKindWord || word == kByKindDescendingWord || word == kAnyOrderWord) {
+      p.row_order = word == kByKindWord ? RowOrder::kind_ascending
+                    : word == kByKindDescendingWord ? RowOrder::kind_descending
+                                                    : RowOrder::any;
       continue;
     }
     auto t = token_from_text(word);
@@ -179,12 +183,19 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_t
   plan.all_reports = !schema_fixed && (columns_used & column_bit(Column::schema)) != 0;
   plan.feeds_groups = order_by_terms > 0 && distinct >= 1;
   plan.no_args = (columns_used & (column_bit(Column::args) | column_bit(Column::event))) == 0;
-  // GROUP BY kind: sqlite3_vtab_distinct() 1 lets the rows of a group come in any order, together, the groups in
-  // the term's order (SQLite 3.40 also passes 1 for "GROUP BY kind ORDER BY kind" and then skips that sort too).
-  const uint64_t time_ordered = column_bit(Column::lane) | column_bit(Column::thread_name) | column_bit(Column::event);
-  if (distinct == 1 && order_by.size() == 1 && is(order_by[0].column, Column::kind) &&
-      static_cast<int>(order_by.size()) == order_by_terms && (columns_used & time_ordered) == 0)
-    plan.kind_order = order_by[0].descending ? RowOrder::kind_descending : RowOrder::kind_ascending;
+  // A GROUP BY (sqlite3_vtab_distinct() 1) takes its rows in any order: SQLite sorts them, unless the scan hands
+  // them over grouped, in the terms' order (SQLite 3.40 also passes 1 for "GROUP BY x ORDER BY x" and then skips that
+  // sort too), as it does for kind alone. Not when a column's value depends on the order rows are placed in: lanes,
+  // and the names of a stream or a pid two processes share (the first placed names it).
+  const uint64_t placement_ordered = column_bit(Column::lane) | column_bit(Column::thread_name) |
+                                     column_bit(Column::process_name) | column_bit(Column::event);
+  if (distinct == 1 && !order_by.empty() && static_cast<int>(order_by.size()) == order_by_terms &&
+      (columns_used & placement_ordered) == 0) {
+    if (order_by.size() == 1 && is(order_by[0].column, Column::kind))
+      plan.row_order = order_by[0].descending ? RowOrder::kind_descending : RowOrder::kind_ascending;
+    else
+      plan.row_order = RowOrder::any;
+  }
   // Costs: a fixed part (every scan prepares a statement per event table and merges them) and a part in proportion
   // to the rows the constraints leave, so SQLite prefers plans that push constraints (in joins too). The fixed part
   // is over half of the largest cost, so two scans always cost more than one: SQLite never answers an OR with one
@@ -292,7 +303,7 @@ int derived_mask_of(const FilterArgument& arg) {
 ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>& argv) {
   ScanFilter f;
   f.args = !plan.no_args;
-  if (plan.kind_order) f.order = *plan.kind_order;
+  f.order = plan.row_order;
   std::optional<int> derived;       // which rows `derived` asks for (bit 0 stored, bit 1 derived)
   bool kind_names_derived = false;  // kind = 'nvtx_kernel' (or IN) was asked for
   bool schema_fixed = false;

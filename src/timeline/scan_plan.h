@@ -80,6 +80,7 @@ const char* token_text(Token t);
 constexpr const char* kNoArgsWord = "no-args";
 constexpr const char* kByKindWord = "by-kind";
 constexpr const char* kByKindDescendingWord = "by-kind-desc";
+constexpr const char* kAnyOrderWord = "any-order";
 std::optional<Token> token_from_text(std::string_view text);
 
 struct ScanPlan {
@@ -98,11 +99,12 @@ struct ScanPlan {
   // The query names neither `args` nor `event` (colUsed): the scan need not read what only args show
   // (ScanFilter::args). Shown in idxStr as the word kNoArgsWord, after the tokens.
   bool no_args = false;
-  // The rows feed a GROUP BY kind (alone; with or without ORDER BY kind), and the query names none of the columns
-  // that depend on the rows' time order across kinds (lane, thread_name, event): the scan hands the rows over kind by
-  // kind, in the order of the kinds' names (ScanFilter::order), each kind in time order, and SQLite needs no sort.
-  // Shown in idxStr as the word kByKindWord (kByKindDescendingWord), after the tokens.
-  std::optional<RowOrder> kind_order;
+  // The rows feed a GROUP BY (sqlite3_vtab_distinct 1, its terms all columns) and the query names none of the
+  // columns whose values depend on the order the rows are placed in (lane, thread_name, process_name, event): then
+  // the rows need not come in time order (ScanFilter::order). A GROUP BY kind alone (with or without ORDER BY kind)
+  // gets them kind by kind and SQLite needs no sort (idxStr's word kByKindWord, kByKindDescendingWord); any other
+  // gets each table as stored, which SQLite sorts anyway (kAnyOrderWord).
+  RowOrder row_order = RowOrder::time;
   double estimated_cost = 0, estimated_rows = 0;
 
   std::string idx_str() const;

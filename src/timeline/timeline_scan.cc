@@ -96,7 +96,8 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
     }
   }
   if (threads > 1) read_on_threads(filter, report_of_source, threads);
-  if (filter.order != RowOrder::time) group_sources_by_kind(filter.order);
+  if (filter.order == RowOrder::kind_ascending || filter.order == RowOrder::kind_descending)
+    group_sources_by_kind(filter.order);
   narrowed_ = filter.narrows_rows();
   live_.assign(sources_.size(), false);
   for (size_t i = 0; i < sources_.size(); ++i) live_[i] = sources_[i]->next();
@@ -264,7 +265,7 @@ void TimelineScan::pick() {
   }
   ++row_number_;
   const SourceEvent& e = current_->event();
-  TrackLayout::Placed where = kind_groups_.empty() ? layout_.place(e) : layout_.place_without_lanes(e);
+  TrackLayout::Placed where = filter_.order == RowOrder::time ? layout_.place(e) : layout_.place_without_lanes(e);
   row_.rowid = (static_cast<int64_t>(e.report) << 56) | (e.source_rowid << 5) | e.tag;
   row_.report = e.report;
   row_.cname = e.cname;

@@ -363,7 +363,23 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
     for (const char* q : {"select kind, max(lane), sum(lane), count(*) from %s where schema is not null and derived is "
                           "not null group by kind",
                           "select kind, count(distinct thread_name), min(thread_name), max(thread_name) from %s where "
-                          "schema is not null and derived is not null group by kind order by kind desc"}) {
+                          "schema is not null and derived is not null group by kind order by kind desc",
+                          // Other GROUP BYs take the tables as stored (any-order), which SQLite sorts.
+                          "select name, kind, count(*), sum(dur), min(ts), max(ts), sum(rowid % 1000) from %s where "
+                          "schema is not null and derived is not null group by name, kind",
+                          "select pid, tid, device_id, count(*), sum(dur), max(ts) from %s where schema is not null and "
+                          "derived is not null and kind != 'nvtx' group by pid, tid, device_id order by pid desc",
+                          "select domain, demangled_name, count(*), total(dur) from %s where schema is not null and "
+                          "derived is not null group by domain, demangled_name having count(*) > 0",
+                          "select schema, stream_id, count(*), min(ts) from %s where schema is not null and derived "
+                          "is not null and ts > 0 group by schema, stream_id",
+                          "select correlation_id % 7, count(*) from %s where schema is not null and derived is not "
+                          "null and correlation_id is not null group by correlation_id % 7",
+                          // and with a column whose value needs the placement order: in time order
+                          "select pid, max(lane), count(distinct process_name), min(process_name) from %s where "
+                          "schema is not null and derived is not null group by pid",
+                          "select name, max(lane), count(*) from %s where schema is not null and derived is not null "
+                          "group by name"}) {
       if (shape++ % stride != phase % stride) continue;
       ++rep.queries;
       auto run = [&](const std::string& table) {

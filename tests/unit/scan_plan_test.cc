@@ -18,26 +18,31 @@ TEST(ScanPlanIdx, EveryTokenAndFlagComesBack) {
   EXPECT_FALSE(back.all_reports);
 }
 
-// A GROUP BY kind alone (sqlite3_vtab_distinct 1) is answered kind by kind, in the term's direction, unless the
-// query names a column whose value needs the rows in time order across kinds (lane, thread_name, event); other
-// shapes keep the time order. The choice comes back from idxStr.
-TEST(ScanPlanKindOrder, OnlyAGroupByKindThatNamesNoTimeOrderedColumn) {
+// A GROUP BY (sqlite3_vtab_distinct 1, its terms all columns) takes the rows in any order, unless the query names a
+// column whose value depends on the order rows are placed in (lane, thread_name, process_name, event); kind alone is
+// answered kind by kind, in the term's direction. Other shapes keep the time order. The choice comes back from idxStr.
+TEST(ScanPlanRowOrder, OnlyAGroupByThatNamesNoPlacementOrderedColumn) {
   const int kind = static_cast<int>(Column::kind), name = static_cast<int>(Column::name);
   const uint64_t count_and_sum = (uint64_t{1} << kind) | (uint64_t{1} << static_cast<int>(Column::dur));
   auto order_of = [](int distinct, std::vector<OfferedOrder> terms, uint64_t used) {
     ScanPlan plan = plan_scan({}, static_cast<int>(terms.size()), distinct, used, std::nullopt, terms);
     ScanPlan back = ScanPlan::from_idx(plan.idx_num(), plan.idx_str().c_str());
-    EXPECT_EQ(back.kind_order, plan.kind_order) << plan.idx_str();
-    return plan.kind_order;
+    EXPECT_EQ(back.row_order, plan.row_order) << plan.idx_str();
+    return plan.row_order;
   };
   EXPECT_EQ(order_of(1, {{kind, false}}, count_and_sum), RowOrder::kind_ascending);
   EXPECT_EQ(order_of(1, {{kind, true}}, count_and_sum), RowOrder::kind_descending);
-  for (Column c : {Column::lane, Column::thread_name, Column::event})
-    EXPECT_EQ(order_of(1, {{kind, false}}, count_and_sum | (uint64_t{1} << static_cast<int>(c))), std::nullopt);
-  EXPECT_EQ(order_of(0, {{kind, false}}, count_and_sum), std::nullopt);  // ORDER BY kind: rows keep their order
-  EXPECT_EQ(order_of(2, {{kind, false}}, count_and_sum), std::nullopt);  // DISTINCT
-  EXPECT_EQ(order_of(1, {{name, false}}, count_and_sum), std::nullopt);
-  EXPECT_EQ(order_of(1, {{kind, false}, {name, false}}, count_and_sum), std::nullopt);
+  EXPECT_EQ(order_of(1, {{name, false}}, count_and_sum), RowOrder::any);
+  EXPECT_EQ(order_of(1, {{kind, false}, {name, false}}, count_and_sum), RowOrder::any);
+  for (Column c : {Column::lane, Column::thread_name, Column::process_name, Column::event}) {
+    EXPECT_EQ(order_of(1, {{kind, false}}, count_and_sum | (uint64_t{1} << static_cast<int>(c))), RowOrder::time);
+    EXPECT_EQ(order_of(1, {{name, false}}, count_and_sum | (uint64_t{1} << static_cast<int>(c))), RowOrder::time);
+  }
+  EXPECT_EQ(order_of(0, {{kind, false}}, count_and_sum), RowOrder::time);  // ORDER BY kind: rows keep their order
+  EXPECT_EQ(order_of(2, {{kind, false}}, count_and_sum), RowOrder::time);  // DISTINCT
+  EXPECT_EQ(order_of(0, {}, count_and_sum), RowOrder::time);
+  // A term SQLite could not hand over (an expression): nOrderBy counts fewer terms than the GROUP BY has.
+  EXPECT_EQ(plan_scan({}, 2, 1, count_and_sum, std::nullopt, {{kind, false}}).row_order, RowOrder::time);
   EXPECT_EQ(build_filter(plan_scan({}, 1, 1, count_and_sum, std::nullopt, {{kind, true}}), {}).order,
             RowOrder::kind_descending);
   EXPECT_EQ(build_filter(plan_scan({}, 0, 0, count_and_sum), {}).order, RowOrder::time);
