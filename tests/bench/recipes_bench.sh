@@ -19,7 +19,8 @@
 # comparison of the plain baselines' output with the recipes' before timing (when it was done on this profile).
 # Every measurement is a separate sqlite3 process. Printed: medians of --reps runs of the wall time and of the CPU
 # time (user + system: the figure to read on a shared machine, where wall times wait for other processes), the
-# ratios of CPU times to the scan and to the plain SQL, and the peak RSS. Needs a Release build in build/ and
+# ratios of CPU times to the scan and to the plain SQL, and the peak RSS; with --compare, the other's CPU and wall
+# times and the ratios to them. Needs a Release build in build/ and
 # /usr/bin/time.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -126,10 +127,13 @@ echo "profile: $db ($(du -m "$db" | cut -f1) MB; $(sqlite3 "$uri" "select (selec
 echo "scan: wall $(median scan 2) s, cpu $scan_cpu s"
 header="%-34s %7s %7s %7s %8s %8s %7s"
 printf "$header" measurement wall_s cpu_s x_scan plain_s x_plain RSS_MB
-[ -z "$compare$compare_sql" ] && echo || printf ' %9s %8s\n' compare_s x_compare
+[ -z "$compare$compare_sql" ] && echo || printf ' %9s %8s %10s %9s\n' compare_s x_compare cmp_wall_s x_cmp_wall
 for n in "${names[@]}"; do
   cpu=$(median "$n" 3) pcpu=$(median "$n@plain" 3)
   printf "$header" "$n" "$(median "$n" 2)" "$cpu" "$(ratio "$cpu" "$scan_cpu")" "$pcpu" "$(ratio "$cpu" "$pcpu")" \
     "$(awk -v k="$(median "$n" 4)" 'BEGIN { print k == "-" ? "-" : int(k / 1024) }')"
-  [ -z "$compare$compare_sql" ] && echo || { c=$(median "$n@compare" 3); printf ' %9s %8s\n' "$c" "$(ratio "$cpu" "$c")"; }
+  [ -z "$compare$compare_sql" ] && echo || {
+    c=$(median "$n@compare" 3) cw=$(median "$n@compare" 2)
+    printf ' %9s %8s %10s %9s\n' "$c" "$(ratio "$cpu" "$c")" "$cw" "$(ratio "$(median "$n" 2)" "$cw")"
+  }
 done
