@@ -88,12 +88,8 @@ class ConnectionState {
   // Clocks). 0: they are the time since the (earliest) session start, as trace_events.ts is.
   bool wall_clock = true;
   // nsystrace_option('threads', N): how many threads a conversion may use (1: all on SQLite's thread). Default: the
-  // cores this process may run on. The output is the same bytes whatever N is. Set it with set_threads().
+  // cores this process may run on. The output is the same bytes whatever N is.
   int threads = available_cores();
-  // Sets `threads`, and lets SQLite's sorter use threads - 1 helper threads (PRAGMA threads, that is
-  // SQLITE_LIMIT_WORKER_THREADS): a recipe's GROUP BY or ORDER BY over millions of rows is often most of its time, and
-  // SQLite sorts on one thread by default. A value the connection chose itself (not the last one set here) is kept.
-  void set_threads(int n);
   // nsystrace_option('gpu_model', 'typed' | 'slices'): how a Perfetto trace writes kernels, memcpys and memsets
   // (docs/gpu-model.md). Default: typed, Perfetto's GPU compute model.
   GpuModel gpu_model = GpuModel::typed;
@@ -113,7 +109,6 @@ class ConnectionState {
   uint64_t next_cursor_id_ = 0, clock_ = 0;
   std::vector<TraceEventsCursor*> cursors_;
   std::map<std::string, CachedCatalog> catalogs_;
-  int sorter_threads_ = 0;  // SQLITE_LIMIT_WORKER_THREADS as set_threads() last set it (0: SQLite's default)
 };
 
 // Whether a database is an Nsight Systems export: it has one of the tables nsys writes.

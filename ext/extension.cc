@@ -24,13 +24,6 @@ void ConnectionState::remove_cursor(TraceEventsCursor* c) {
   }
 }
 
-void ConnectionState::set_threads(int n) {
-  threads = n;
-  if (sqlite3_limit(db_, SQLITE_LIMIT_WORKER_THREADS, -1) != sorter_threads_) return;  // the connection's own choice
-  sqlite3_limit(db_, SQLITE_LIMIT_WORKER_THREADS, n - 1);
-  sorter_threads_ = sqlite3_limit(db_, SQLITE_LIMIT_WORKER_THREADS, -1);  // SQLite caps it (8 by default)
-}
-
 std::vector<TraceEventsCursor*> ConnectionState::live_cursors() const {
   std::vector<TraceEventsCursor*> out;
   for (TraceEventsCursor* c : cursors_)
@@ -168,7 +161,7 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
             -1);
         return;
       }
-      state->set_threads(static_cast<int>(sqlite3_value_int64(argv[1])));
+      state->threads = static_cast<int>(sqlite3_value_int64(argv[1]));
     }
     sqlite3_result_int(ctx, state->threads);
     return;
@@ -265,7 +258,6 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
       if (rc == SQLITE_OK) rc = register_nvtx_kernel_ranges(db, state, &error);
       if (rc == SQLITE_OK) rc = register_options(db, state, &error);
       if (rc == SQLITE_OK) rc = register_statistics(db, &error);
-      if (rc == SQLITE_OK) state->set_threads(state->threads);  // SQLite's sorter too
     }
   } catch (const std::exception& e) {
     error = e.what();

@@ -310,8 +310,12 @@ std::optional<int64_t> TimelineScan::nsys_dur() const {
   if (!row_.has_dur) return std::nullopt;
   if (row_.kind == Kind::nvtx && current_ != nullptr && current_->end_was_null()) {
     const Report& report = reports_[row_.report];
-    if (std::optional<int64_t> last = report.catalog->last_nvtx_timestamp(db_))
-      return saturating_add(*last, report.context.clock_offset) - row_.ts;
+    if (std::optional<int64_t> last = report.catalog->last_nvtx_timestamp(db_)) {
+      int64_t dur;  // as args' last_nvtx_ts - ts; saturated where timestamps at int64's ends would overflow
+      if (__builtin_sub_overflow(saturating_add(*last, report.context.clock_offset), row_.ts, &dur))
+        dur = row_.ts > 0 ? INT64_MIN : INT64_MAX;
+      return dur;
+    }
   }
   return row_.dur;
 }

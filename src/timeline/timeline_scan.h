@@ -105,8 +105,8 @@ class TimelineScan {
   std::vector<Report> reports_;
   std::vector<std::unique_ptr<EventSource>> sources_;
   std::vector<bool> live_;
-  // Kind by kind only: the sources of each kind (merged in time order among themselves), the kinds in the order
-  // handed over, and the one being read.
+  // Kind by kind only: the sources of each kind (read together, each as stored), the kinds in the order handed
+  // over, and the one being read.
   std::vector<std::vector<size_t>> kind_groups_;
   size_t kind_group_ = 0;
   bool writer_thread_ = false;

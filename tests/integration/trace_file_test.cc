@@ -123,25 +123,6 @@ TEST_F(TraceFileTest, TheThreadsSettingDefaultsToTheCoresAvailable) {
   EXPECT_EQ(db.integer("select nsystrace_option('threads')"), 7);
 }
 
-// The same setting lets SQLite's sorter use threads - 1 helper threads (PRAGMA threads; SQLite caps it at
-// SQLITE_MAX_WORKER_THREADS, 8 by default), unless the connection set its own value.
-TEST_F(TraceFileTest, SqliteSortsOnTheThreadsSettingUnlessTheConnectionChoseItsOwn) {
-  cpu_set_t set;
-  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
-  const int cap = testdb::Db().integer("pragma threads = 1000");  // SQLite's own cap, as it was built
-  EXPECT_EQ(db.integer("pragma threads"), std::min(CPU_COUNT(&set) - 1, cap));
-  db.integer("select nsystrace_option('threads', 1)");
-  EXPECT_EQ(db.integer("pragma threads"), 0);
-  db.integer("select nsystrace_option('threads', 3)");
-  EXPECT_EQ(db.integer("pragma threads"), 2);
-  db.integer("select nsystrace_option('threads', 100)");
-  EXPECT_EQ(db.integer("pragma threads"), std::min(99, cap));
-  db.integer("pragma threads = 5");  // the connection's own choice
-  db.integer("select nsystrace_option('threads', 2)");
-  EXPECT_EQ(db.integer("pragma threads"), 5);
-  EXPECT_EQ(db.integer("select nsystrace_option('threads')"), 2);
-}
-
 TEST_F(TraceFileTest, GzipsWhenTheNameEndsInGz) {
   std::string where = " from trace_events where kind in ('kernel', 'nvtx') and ts < 2070000000";
   std::string text = db.text("select chrome_trace(*)" + where);

@@ -92,10 +92,6 @@ def _in_parallel(recipe, before, after):
                 db.conn.close()
         return None, None
 
-    # The two sides share the cores: each connection's own threads (readers, SQLite's sorter) get half of them.
-    for db in dbs:
-        db.conn.execute("select nsystrace_option('threads', ?)", (max(1, fanout.cores() // len(dbs)),))
-
     def read(db, side):
         cur = db.conn.cursor()
         try:
@@ -104,6 +100,9 @@ def _in_parallel(recipe, before, after):
             cur.close()  # resets the statement: an interrupted scan cleans up now
 
     try:
+        # The two sides share the cores: each connection's reader threads get half of them.
+        for db in dbs:
+            db.conn.execute("select nsystrace_option('threads', ?)", (max(1, fanout.cores() // len(dbs)),))
         sides = connection.on_threads([lambda db=db, side=side: read(db, side) for db, side in zip(dbs, SIDES)],
                                       lambda: [db.interrupt() for db in dbs])
     finally:
