@@ -66,8 +66,8 @@ int best_index(sqlite3_index_info* info) {
   std::vector<OfferedOrder> order_by(info->nOrderBy);
   for (int i = 0; i < info->nOrderBy; ++i)
     order_by[i] = OfferedOrder{info->aOrderBy[i].iColumn, info->aOrderBy[i].desc != 0};
-  ScanPlan plan = plan_scan(offered, info->nOrderBy, sqlite3_vtab_distinct(info),
-                            static_cast<uint64_t>(info->colUsed), limit_value, order_by);
+  ScanPlan plan = plan_scan(offered, order_by, sqlite3_vtab_distinct(info), static_cast<uint64_t>(info->colUsed),
+                            limit_value);
   // Kind by kind, the rows come as the GROUP BY wants them.
   if (plan.row_order == RowOrder::kind_ascending || plan.row_order == RowOrder::kind_descending)
     info->orderByConsumed = 1;

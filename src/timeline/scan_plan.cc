@@ -100,11 +100,8 @@ std::string ScanPlan::idx_str() const {
   std::string s;
   for (Token t : tokens) s += (s.empty() ? "" : " ") + std::string(token_text(t));
   if (no_args) s += (s.empty() ? "" : " ") + std::string(kNoArgsWord);
-  const char* order_word = row_order == RowOrder::kind_ascending    ? kByKindWord
-                           : row_order == RowOrder::kind_descending ? kByKindDescendingWord
-                           : row_order == RowOrder::any             ? kAnyOrderWord
-                                                                    : nullptr;
-  if (order_word) s += (s.empty() ? "" : " ") + std::string(order_word);
+  for (const auto& [order, word] : kRowOrderWords)
+    if (order == row_order) s += (s.empty() ? "" : " ") + std::string(word);
   return s;
 }
 
@@ -130,10 +127,10 @@ ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
       p.no_args = true;
       continue;
     }
-    if (word == kByKindWord || word == kByKindDescendingWord || word == kAnyOrderWord) {
-      p.row_order = word == kByKindWord ? RowOrder::kind_ascending
-                    : word == kByKindDescendingWord ? RowOrder::kind_descending
-                                                    : RowOrder::any;
+    auto order = std::find_if(std::begin(kRowOrderWords), std::end(kRowOrderWords),
+                              [&](const auto& o) { return word == o.second; });
+    if (order != std::end(kRowOrderWords)) {
+      p.row_order = order->first;
       continue;
     }
     auto t = token_from_text(word);
@@ -143,9 +140,8 @@ ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
   return p;
 }
 
-ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_terms, int distinct,
-                   uint64_t columns_used, std::optional<int64_t> limit_value,
-                   const std::vector<OfferedOrder>& order_by) {
+ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vector<OfferedOrder>& order_by,
+                   int distinct, uint64_t columns_used, std::optional<int64_t> limit_value) {
   ScanPlan plan;
   plan.uses.resize(offered.size());
   bool every_constraint_handed = true, has_offset = false, derived_fixed = false, schema_fixed = false;
@@ -175,13 +171,13 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_t
     fraction *= selectivity(c);
   }
   // The rows SQLite gets are the rows it returns only when it filters, sorts and skips nothing after the scan.
-  if (limit >= 0 && every_constraint_handed && !has_offset && order_by_terms == 0 && distinct == 0) {
+  if (limit >= 0 && every_constraint_handed && !has_offset && order_by.empty() && distinct == 0) {
     plan.uses[limit].argv = static_cast<int>(plan.tokens.size()) + 1;
     plan.tokens.push_back(Token::limit);
   }
   plan.all_derived = !derived_fixed && (columns_used & column_bit(Column::derived)) != 0;
   plan.all_reports = !schema_fixed && (columns_used & column_bit(Column::schema)) != 0;
-  plan.feeds_groups = order_by_terms > 0 && distinct >= 1;
+  plan.feeds_groups = !order_by.empty() && distinct >= 1;
   plan.no_args = (columns_used & (column_bit(Column::args) | column_bit(Column::event))) == 0;
   // A GROUP BY (sqlite3_vtab_distinct() 1) takes its rows in any order: SQLite sorts them, unless the scan hands
   // them over grouped, in the terms' order (SQLite 3.40 also passes 1 for "GROUP BY x ORDER BY x" and then skips that
@@ -189,8 +185,7 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_t
   // and the names of a stream or a pid two processes share (the first placed names it).
   const uint64_t placement_ordered = column_bit(Column::lane) | column_bit(Column::thread_name) |
                                      column_bit(Column::process_name) | column_bit(Column::event);
-  if (distinct == 1 && !order_by.empty() && static_cast<int>(order_by.size()) == order_by_terms &&
-      (columns_used & placement_ordered) == 0) {
+  if (distinct == 1 && !order_by.empty() && (columns_used & placement_ordered) == 0) {
     if (order_by.size() == 1 && is(order_by[0].column, Column::kind))
       plan.row_order = order_by[0].descending ? RowOrder::kind_descending : RowOrder::kind_ascending;
     else

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/readers/event_sources.h"
@@ -78,9 +79,9 @@ enum class Token : uint8_t {
 };
 const char* token_text(Token t);
 constexpr const char* kNoArgsWord = "no-args";
-constexpr const char* kByKindWord = "by-kind";
-constexpr const char* kByKindDescendingWord = "by-kind-desc";
-constexpr const char* kAnyOrderWord = "any-order";
+// How idxStr shows a ScanPlan::row_order other than time order, after the tokens.
+constexpr std::pair<RowOrder, const char*> kRowOrderWords[] = {
+    {RowOrder::kind_ascending, "by-kind"}, {RowOrder::kind_descending, "by-kind-desc"}, {RowOrder::any, "any-order"}};
 std::optional<Token> token_from_text(std::string_view text);
 
 struct ScanPlan {
@@ -102,8 +103,8 @@ struct ScanPlan {
   // The rows feed a GROUP BY (sqlite3_vtab_distinct 1, its terms all columns) and the query names none of the
   // columns whose values depend on the order the rows are placed in (lane, thread_name, process_name, event): then
   // the rows need not come in time order (ScanFilter::order). A GROUP BY kind alone (with or without ORDER BY kind)
-  // gets them kind by kind and SQLite needs no sort (idxStr's word kByKindWord, kByKindDescendingWord); any other
-  // gets each table as stored, which SQLite sorts anyway (kAnyOrderWord).
+  // gets them kind by kind and SQLite needs no sort (idxStr's by-kind, by-kind-desc); any other gets each table as
+  // stored, which SQLite sorts anyway (any-order). See kRowOrderWords.
   RowOrder row_order = RowOrder::time;
   double estimated_cost = 0, estimated_rows = 0;
 
@@ -113,16 +114,17 @@ struct ScanPlan {
   static ScanPlan from_idx(int idx_num, const char* idx_str);
 };
 
-// distinct: sqlite3_vtab_distinct() (0: none); columns_used: sqlite3_index_info.colUsed; limit_value: a LIMIT known
-// at plan time (a literal), for the row estimate only; order_by: the ORDER BY (or GROUP BY) terms.
 // One ORDER BY term SQLite offers (an entry of sqlite3_index_info.aOrderBy).
 struct OfferedOrder {
   int column = -1;
   bool descending = false;
 };
-ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, int order_by_terms, int distinct,
-                   uint64_t columns_used, std::optional<int64_t> limit_value = std::nullopt,
-                   const std::vector<OfferedOrder>& order_by = {});
+
+// order_by: the ORDER BY (or GROUP BY) terms SQLite offers; distinct: sqlite3_vtab_distinct() (0: none);
+// columns_used: sqlite3_index_info.colUsed; limit_value: a LIMIT known at plan time (a literal), for the row estimate
+// only.
+ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vector<OfferedOrder>& order_by,
+                   int distinct, uint64_t columns_used, std::optional<int64_t> limit_value = std::nullopt);
 
 // A constraint value as xFilter gets it, without SQLite: its storage type, and its value after SQLite's numeric
 // conversion (sqlite3_value_numeric_type), which a comparison with an INTEGER column applies.

@@ -25,7 +25,7 @@ TEST(ScanPlanRowOrder, OnlyAGroupByThatNamesNoPlacementOrderedColumn) {
   const int kind = static_cast<int>(Column::kind), name = static_cast<int>(Column::name);
   const uint64_t count_and_sum = (uint64_t{1} << kind) | (uint64_t{1} << static_cast<int>(Column::dur));
   auto order_of = [](int distinct, std::vector<OfferedOrder> terms, uint64_t used) {
-    ScanPlan plan = plan_scan({}, static_cast<int>(terms.size()), distinct, used, std::nullopt, terms);
+    ScanPlan plan = plan_scan({}, terms, distinct, used);
     ScanPlan back = ScanPlan::from_idx(plan.idx_num(), plan.idx_str().c_str());
     EXPECT_EQ(back.row_order, plan.row_order) << plan.idx_str();
     return plan.row_order;
@@ -41,11 +41,10 @@ TEST(ScanPlanRowOrder, OnlyAGroupByThatNamesNoPlacementOrderedColumn) {
   EXPECT_EQ(order_of(0, {{kind, false}}, count_and_sum), RowOrder::time);  // ORDER BY kind: rows keep their order
   EXPECT_EQ(order_of(2, {{kind, false}}, count_and_sum), RowOrder::time);  // DISTINCT
   EXPECT_EQ(order_of(0, {}, count_and_sum), RowOrder::time);
-  // A term SQLite could not hand over (an expression): nOrderBy counts fewer terms than the GROUP BY has.
-  EXPECT_EQ(plan_scan({}, 2, 1, count_and_sum, std::nullopt, {{kind, false}}).row_order, RowOrder::time);
-  EXPECT_EQ(build_filter(plan_scan({}, 1, 1, count_and_sum, std::nullopt, {{kind, true}}), {}).order,
-            RowOrder::kind_descending);
-  EXPECT_EQ(build_filter(plan_scan({}, 0, 0, count_and_sum), {}).order, RowOrder::time);
+  // A GROUP BY with a term SQLite cannot hand over (an expression): it offers no terms at all.
+  EXPECT_EQ(order_of(1, {}, count_and_sum), RowOrder::time);
+  EXPECT_EQ(build_filter(plan_scan({}, {{kind, true}}, 1, count_and_sum), {}).order, RowOrder::kind_descending);
+  EXPECT_EQ(build_filter(plan_scan({}, {}, 0, count_and_sum), {}).order, RowOrder::time);
 }
 
 TEST(ScanPlanIdx, SpacesAndEmptyStrings) {
