@@ -262,7 +262,7 @@ std::vector<int64_t> ProfileCatalog::rowids_with(const CorrelationIndex& index, 
     auto first = std::lower_bound(index.begin(), index.end(), ValueRowid{v, INT64_MIN});
     for (auto p = first; p != index.end() && p->value == v; ++p) out.push_back(p->rowid);
   }
-  std::sort(out.begin(), out.end());
+  if (values.size() > 1) std::sort(out.begin(), out.end());  // one value's rowids are in order in the index
   return out;
 }
 

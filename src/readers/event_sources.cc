@@ -353,7 +353,12 @@ bool EventSource::rebind_one_row(const ScanFilter& filter) {
       (filter.global_tids && filter.global_tids->size() != 1) || (filter.global_pids && filter.global_pids->size() != 1))
     return false;
   std::vector<int64_t> rowids = ProfileCatalog::rowids_with(*correlation_index_, *filter.correlations);
-  if (rowids.size() != 1) return false;
+  // Correlation ids repeat across processes (x200: 7% of the kernels' ids are two calls'): a few candidates are
+  // looked at here, by the lookup's one global id, and the row is the one that holds it; none is no row (as the
+  // point query finds none). Two that hold it, or many candidates, take the point query.
+  constexpr size_t kMaxCandidates = 8;
+  if (rowids.size() > kMaxCandidates || (rowids.size() != 1 && !filter.global_tids && !filter.global_pids))
+    return false;
   if (!forward_lookup_) {
     // The point query's statement goes back to the cache; the forward cursors read the same columns, and the
     // global id after them.
@@ -368,10 +373,29 @@ bool EventSource::rebind_one_row(const ScanFilter& filter) {
     forward_ = ForwardCursor();
     forward_lookup_ = true;
   }
-  return forward_to(rowids.front(), filter);
+  if (rowids.empty()) {  // next() hands out nothing
+    forward_found_ = false;
+    return true;
+  }
+  if (rowids.size() == 1) return forward_to(rowids.front(), filter);
+  std::optional<int64_t> chosen;
+  for (int64_t rowid : rowids) {
+    std::optional<bool> match = forward_match(rowid, filter);
+    if (!match) {
+      forward_lookup_ = forward_found_ = false;
+      return false;
+    }
+    if (*match && chosen) return false;
+    if (*match) chosen = rowid;
+  }
+  if (!chosen) {
+    forward_found_ = false;
+    return true;
+  }
+  return forward_to(*chosen, filter);
 }
 
-bool EventSource::forward_to(int64_t rowid, const ScanFilter& filter) {
+std::optional<bool> EventSource::forward_match(int64_t rowid, const ScanFilter& filter) {
   constexpr int64_t kReach = 64;  // rows stepped over at most before a seek is cheaper
   constexpr size_t kCursors = 4;  // interleaved runs followed at once
   auto within_reach = [&](const ForwardCursor& c) { return c.at.within_reach(rowid, kReach); };
@@ -396,20 +420,24 @@ bool EventSource::forward_to(int64_t rowid, const ScanFilter& filter) {
     std::swap(forward_.stmt, stmt_);
   }
   forward_.used = ++lookups_;
-  forward_found_ = move_forward(stmt_, 2, forward_.at, rowid, kReach);  // start, end, rowid first (time_columns_first)
-  if (forward_found_ && (filter.global_tids || filter.global_pids)) {
-    // What the point query's "id = ?" / "(id & mask) = ?" keep: NULL matches no value; an integer is compared
-    // here; any other stored type is left to the point query (SQLite's comparison rules).
-    int type = stmt_.type(forward_id_column_);
-    if (type != SQLITE_NULL && type != SQLITE_INTEGER) {
-      forward_lookup_ = forward_found_ = false;
-      return false;
-    }
-    int64_t id = stmt_.int64(forward_id_column_);
-    if (type == SQLITE_NULL || (filter.global_tids && id != filter.global_tids->front()) ||
-        (filter.global_pids && (id & kProcessIdMask) != filter.global_pids->front()))
-      forward_found_ = false;
+  if (!move_forward(stmt_, 2, forward_.at, rowid, kReach)) return false;  // start, end, rowid first
+  if (!filter.global_tids && !filter.global_pids) return true;
+  // What the point query's "id = ?" / "(id & mask) = ?" keep: NULL matches no value; an integer is compared here;
+  // any other stored type is left to the point query (SQLite's comparison rules).
+  int type = stmt_.type(forward_id_column_);
+  if (type != SQLITE_NULL && type != SQLITE_INTEGER) return std::nullopt;
+  int64_t id = stmt_.int64(forward_id_column_);
+  return type != SQLITE_NULL && (!filter.global_tids || id == filter.global_tids->front()) &&
+         (!filter.global_pids || (id & kProcessIdMask) == filter.global_pids->front());
+}
+
+bool EventSource::forward_to(int64_t rowid, const ScanFilter& filter) {
+  std::optional<bool> match = forward_match(rowid, filter);
+  if (!match) {
+    forward_lookup_ = forward_found_ = false;
+    return false;
   }
+  forward_found_ = *match;
   if (forward_found_ && stmt_.is_null(0)) {
     ++skipped_;  // no start time, as step_stream() counts it
     forward_found_ = false;

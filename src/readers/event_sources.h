@@ -242,6 +242,9 @@ class EventSource {
   bool forward_found_ = false;    // the looked-up row, which next() hands out once
   // Moves the forward cursor to rowid (on or past it); false when the row's global id cannot be compared here.
   bool forward_to(int64_t rowid, const ScanFilter& filter);
+  // The same move: whether the row is there and holds the filter's global id (its start not looked at); nullopt
+  // when that id cannot be compared here.
+  std::optional<bool> forward_match(int64_t rowid, const ScanFilter& filter);
   void release_parked();  // the parked cursors' statements back to the cache
   bool was_global_tids_ = false, was_global_pids_ = false;  // the id sets prepare() was given
 };

@@ -12,10 +12,18 @@ void LaneFitter::set_key(size_t lane) {
 }
 
 size_t LaneFitter::first_lane_ending_at_or_after(int64_t end) const {
-  if (size_ == 0 || tree_[1] < end) return stacks_.size();
+  if (size_ == 0 || tree_[1] < end) return lanes_;
   size_t i = 1;
   while (i < size_) i = tree_[2 * i] >= end ? 2 * i : 2 * i + 1;
   return i - size_;  // a leaf past the last lane holds INT64_MIN and is never chosen
+}
+
+void LaneFitter::clear() {
+  for (size_t l = 0; l < lanes_; ++l) stacks_[l].clear();
+  lanes_ = 0;
+  tree_.clear();
+  size_ = 0;
+  while (!open_.empty()) open_.pop();
 }
 
 size_t LaneFitter::fit(int64_t start, int64_t end, bool instant) {
@@ -27,9 +35,10 @@ size_t LaneFitter::fit(int64_t start, int64_t end, bool instant) {
     set_key(lane);
   }
   size_t lane = first_lane_ending_at_or_after(end);
-  if (lane == stacks_.size()) {
-    stacks_.emplace_back();
-    if (stacks_.size() > size_) {  // grow the tree: twice the leaves, keys copied over
+  if (lane == lanes_) {
+    if (lanes_ == stacks_.size()) stacks_.emplace_back();
+    ++lanes_;
+    if (lanes_ > size_) {  // grow the tree: twice the leaves, keys copied over
       size_t old = size_;
       size_ = std::max<size_t>(1, 2 * size_);
       tree_.assign(2 * size_, INT64_MIN);

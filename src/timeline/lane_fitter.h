@@ -19,13 +19,16 @@ class LaneFitter {
  public:
   // The lane (0-based) the slice takes; instants take lane 0 and open nothing (they overlap nothing).
   size_t fit(int64_t start, int64_t end, bool instant);
-  size_t lanes() const { return stacks_.size(); }
+  size_t lanes() const { return lanes_; }
+  // As new, keeping its allocations.
+  void clear();
 
  private:
   void set_key(size_t lane);
   size_t first_lane_ending_at_or_after(int64_t end) const;  // lanes() when none
 
-  std::vector<std::vector<int64_t>> stacks_;  // each lane's open ends, innermost (smallest) last
+  std::vector<std::vector<int64_t>> stacks_;  // each lane's open ends, innermost (smallest) last; lanes_ in use
+  size_t lanes_ = 0;
   std::vector<int64_t> tree_;                 // max of the lanes' innermost open end; leaves at [size_, 2 size_)
   size_t size_ = 0;
   std::priority_queue<std::pair<int64_t, size_t>, std::vector<std::pair<int64_t, size_t>>, std::greater<>> open_;

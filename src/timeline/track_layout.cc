@@ -48,6 +48,11 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
     case Placement::process: key = Key{space, process_key_of(ev.global_id), 0, 0}; break;
   }
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
+  if (tracks_.empty() && take_back(key)) {
+    last_key_ = key;
+    last_track_ = &tracks_.begin()->second;
+    return *last_track_;
+  }
   auto it = tracks_.find(key);
   if (it == tracks_.end()) {
     Track t;
@@ -117,6 +122,37 @@ TrackLayout::Placed TrackLayout::place(const SourceEvent& ev) {
 }
 
 void TrackLayout::reset() {
+  // One track, of one process, placed on an empty layout: the processes, stream and pid owners hold only what placing
+  // its first event gave, so taking all of it back later equals building it again.
+  if (tracks_.size() == 1 && processes_.size() == 1 && stream_owner_.size() <= 1 && pid_owner_.size() <= 1 &&
+      shared_pids_.empty()) {
+    const Key key = tracks_.begin()->first;
+    auto slot = set_aside_.find(key);
+    if (slot == set_aside_.end() && set_aside_.size() < kMaxSetAside) slot = set_aside_.emplace(key, SetAside{}).first;
+    if (slot != set_aside_.end() && slot->second.track.empty()) {
+      SetAside& s = slot->second;
+      s.track = tracks_.extract(tracks_.begin());
+      s.process = processes_.extract(processes_.begin());
+      if (!stream_owner_.empty()) s.stream = stream_owner_.extract(stream_owner_.begin());
+      if (!pid_owner_.empty()) s.pid = pid_owner_.extract(pid_owner_.begin());
+    }
+  }
+  clear();
+}
+
+bool TrackLayout::take_back(const Key& key) {
+  auto slot = set_aside_.find(key);
+  if (slot == set_aside_.end() || slot->second.track.empty()) return false;
+  SetAside& s = slot->second;
+  s.track.mapped().lanes.clear();
+  tracks_.insert(std::move(s.track));
+  processes_.insert(std::move(s.process));
+  if (!s.stream.empty()) stream_owner_.insert(std::move(s.stream));
+  if (!s.pid.empty()) pid_owner_.insert(std::move(s.pid));
+  return true;
+}
+
+void TrackLayout::clear() {
   tracks_.clear();
   processes_.clear();
   stream_owner_.clear();

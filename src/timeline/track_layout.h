@@ -36,7 +36,9 @@ class TrackLayout {
   // Its track only, for rows handed over out of time order (no lanes are fitted: they would be wrong; lane 0).
   Placed place_without_lanes(const SourceEvent& ev) { return Placed{&track_for(ev).track, 0}; }
   // Empty again, as new on the same reports (a join's inner scan restarted at every outer row): keeps only its
-  // reports and the tables' allocations.
+  // reports and the tables' allocations. A layout of one track is set aside, by its key: a join's lookups mostly find
+  // one row each, on a few hundred threads, and when a later scan's first track is one set aside it is taken back as
+  // it was (its lanes emptied), which is what building it again on an empty layout gives.
   void reset();
   // Pids under which processes of different machines (the upper bits of globalTid: vm ids) are drawn together: the
   // pid space has no room for a machine, so such processes share one. Said in the trace (otherData), never silent.
@@ -51,6 +53,8 @@ class TrackLayout {
 
   const std::string* process(int32_t pid, const SourceEvent& ev);
   TrackState& track_for(const SourceEvent& ev);
+  void clear();
+  bool take_back(const Key& key);
 
   const ProfileCatalog& catalog(const SourceEvent& ev) const { return *catalogs_[ev.report]; }
   std::vector<const ProfileCatalog*> catalogs_;
@@ -62,6 +66,16 @@ class TrackLayout {
   std::set<int32_t> shared_pids_;
   TrackState* last_track_ = nullptr;
   Key last_key_{-1, 0, 0, 0};
+  // A one-track layout set aside by reset(): the nodes of its maps' entries (a node keeps its element's address, so
+  // Track::process_name stays valid), empty while taken back. At most kMaxSetAside keys.
+  struct SetAside {
+    decltype(tracks_)::node_type track;
+    decltype(processes_)::node_type process;
+    decltype(stream_owner_)::node_type stream;
+    decltype(pid_owner_)::node_type pid;
+  };
+  static constexpr size_t kMaxSetAside = 4096;
+  std::map<Key, SetAside> set_aside_;
 };
 
 }  // namespace nsystrace

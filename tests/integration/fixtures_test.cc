@@ -70,6 +70,57 @@ TEST_F(Fixture, CorrelationIdsAreScopedToTheirProcess) {
   }
 }
 
+TEST_F(Fixture, LaunchJoinLookupsEqualTheSameJoinOverACopy) {
+  // The launch join's inner scan restarts at every kernel and, after a first lookup of one row, finds the call by
+  // the catalog's correlation index without SQL: one candidate; a few, of which the kernel's process holds one (ids
+  // reused by another process); none (a kernel without its call); or two of the kernel's process (twins: the SQL
+  // path). Its one track is set aside at each restart and taken back when a later lookup lands on it again (pid
+  // 100's and pid 200's kernels alternate). Every lookup must give what the same join over a copy gives.
+  load("correlation_reuse");
+  db.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+          "returnValue) values (500, 520, 0, 281476654432356, 7, 2, 0), (2050, 2060, 0, 281476654432356, 2, 2, 0)");
+  auto copy_kernel = [&](int rowid, int start, int corr) {  // kernel_A (rowid 1, pid 100) or kernel_X (4, pid 200)
+    db.exec("insert into CUPTI_ACTIVITY_KIND_KERNEL select * from CUPTI_ACTIVITY_KIND_KERNEL where rowid = " +
+            std::to_string(rowid));
+    db.exec("update CUPTI_ACTIVITY_KIND_KERNEL set start = " + std::to_string(start) + ", end = " +
+            std::to_string(start + 100) + ", correlationId = " + std::to_string(corr) +
+            " where rowid = last_insert_rowid()");
+  };
+  copy_kernel(1, 600, 7);   // the first lookup: one candidate
+  copy_kernel(1, 1250, 9);  // no call has id 9
+  copy_kernel(4, 1700, 1);  // pid 200's: two candidates, pid 100's and its own
+  copy_kernel(1, 2250, 7);  // after the twins' SQL path, one candidate again
+  const std::string join =
+      "select k.ts, k.name, a.ts, a.name, a.pid, a.tid, a.process_name, a.thread_name, a.lane, a.global_tid "
+      "from {t} k left join {t} a on a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and "
+      "a.kind = 'cuda_api' where k.kind = 'kernel' order by k.ts, a.ts";
+  auto over = [&](const std::string& table) {
+    std::string sql = join;
+    for (size_t at; (at = sql.find("{t}")) != std::string::npos;) sql.replace(at, 3, table);
+    return db.rows(sql);
+  };
+  db.exec("create temp table copy as select kind, name, ts, pid, tid, process_name, thread_name, lane, "
+          "correlation_id, global_pid, global_tid from trace_events");
+  Rows rows = over("trace_events");
+  EXPECT_EQ(rows, over("temp.copy"));
+  // By hand: kernel_B (2200, id 2) has two calls in pid 100 (2000 and the twin at 2050); the kernel of id 9 none.
+  auto calls_of = [&](const std::string& kernel_ts) {
+    std::vector<std::string> out;
+    for (const auto& r : rows)
+      if (r[0] == kernel_ts) out.push_back(r[2] + " " + r[4] + " " + r[7]);
+    return out;
+  };
+  EXPECT_EQ(calls_of("600"), (std::vector<std::string>{"500 100 main"}));
+  EXPECT_EQ(calls_of("1200"), (std::vector<std::string>{"1000 100 main"}));
+  EXPECT_EQ(calls_of("1300"), (std::vector<std::string>{"1150 200 main"}));
+  EXPECT_EQ(calls_of("2200"), (std::vector<std::string>{"2000 100 main", "2050 100 main"}));
+  EXPECT_EQ(calls_of("1250"), (std::vector<std::string>{"NULL NULL NULL"}));
+  EXPECT_EQ(calls_of("1700"), (std::vector<std::string>{"1150 200 main"}));
+  EXPECT_EQ(calls_of("2250"), (std::vector<std::string>{"500 100 main"}));
+  EXPECT_EQ(calls_of("2300"), (std::vector<std::string>{"2150 200 main"}));
+  EXPECT_EQ(rows.size(), 11u);
+}
+
 TEST_F(Fixture, MarksStartEndRangesAndUnclosedRanges) {
   load("marks_startend");
   EXPECT_EQ(count("nvtx"), 10);

@@ -392,7 +392,9 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
   }
   // Joins: the launch join (the inner scan takes the constraints), and a join on a non-key column.
   {
-    std::string q = "select k.rowid, a.rowid, k.name, a.name, k.ts - a.ts from %s k join %s a on a.correlation_id = "
+    // (the call's thread and pid: its track, set aside and taken back between lookups, TrackLayout::reset)
+    std::string q = "select k.rowid, a.rowid, k.name, a.name, k.ts - a.ts, a.thread_name, a.pid, a.tid from %s k "
+                    "join %s a on a.correlation_id = "
                     "k.correlation_id and a.global_pid = k.global_pid and a.kind = 'cuda_api' where k.kind in "
                     "('kernel', 'memcpy', 'memset') and k.schema is not null and a.schema = k.schema order by 1, 2";
     auto run = [&](const std::string& t) {
