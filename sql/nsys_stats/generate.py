@@ -152,24 +152,20 @@ OWN_QUERY = {
 -- Kernel names as cuda_gpu_kern_sum: demangled (trace_events' hidden column demangled_name; use_short_name = 1:
 -- the short name). Ordered by total time.""",
         f"""with params(use_short_name) as (select 0),
-scope as (select *, demangled_name from trace_events where kind = 'kernel'),
--- Every CUDA API call with a correlation id (SQLite indexes it for the joins on (correlation_id, global_pid)).
-calls as materialized (
-  select correlation_id, global_pid, pid, tid, name, ts, ts + dur as e
-  from trace_events where kind = 'cuda_api' and correlation_id is not null
-),
-items as materialized (
+scope as (select rowid as event_id, *, demangled_name from trace_events where kind = 'kernel'),
+-- Each kernel with its launch call: the calls of its correlation id in its process (global_pid), which trace_events
+-- looks up by index. When an export has two rows for one launch, the earliest is taken (the longest, then by name,
+-- then the first stored).
+launches as (
   select c.pid, c.tid, k.device_id, c.name as api,
          case when p.use_short_name then k.name else coalesce(k.demangled_name, k.name) end as kernel,
-         max(c.e, k.ts + k.dur) - c.ts as t, c.e - c.ts as a,
-         case when k.ts > c.e then k.ts - c.e end as q, k.dur as kd
-  from scope k join calls c on c.correlation_id = k.correlation_id and c.global_pid = k.global_pid, params p
-  -- the earliest call (the longest, then by name) when an export has two rows for one launch
-  where not exists (
-    select 1 from calls twin
-    where twin.correlation_id = c.correlation_id and twin.global_pid = c.global_pid
-      and (twin.ts < c.ts or (twin.ts = c.ts and (twin.e > c.e or (twin.e = c.e and twin.name < c.name)))))
-)
+         max(c.ts + c.dur, k.ts + k.dur) - c.ts as t, c.dur as a,
+         case when k.ts > c.ts + c.dur then k.ts - (c.ts + c.dur) end as q, k.dur as kd,
+         row_number() over (partition by k.event_id order by c.ts, c.dur desc, c.name, c.rowid) as nth
+  from scope k join trace_events c
+    on c.correlation_id = k.correlation_id and c.global_pid = k.global_pid and c.kind = 'cuda_api', params p
+),
+items as materialized (select pid, tid, device_id, api, kernel, t, a, q, kd from launches where nth = 1)
 select pid as "PID", tid as "TID", device_id as "DevId", count(*) as "Count", count(q) as "QCount",
        {five("t", "T")},
        {five("a", "A")},
