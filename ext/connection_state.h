@@ -97,6 +97,14 @@ class ConnectionState {
   // nsystrace_last_trace_file() returns (its events per kind, GPUs, bytes), so a caller can summarize a conversion
   // without a second scan; "" before the first, and from the start of each conversion until it is committed.
   std::string last_trace_file;
+  // The statements of the last trace_events cursor closed (reset: none is running, so they hold no lock), handed to
+  // the next cursor opened: a correlated subquery over trace_events opens a cursor at every outer row, and preparing
+  // its readers' statements again was over half of each lookup. Only trace_events' cursors fill it, and it is
+  // finalized when trace_events is disconnected, which sqlite3_close() does before it checks that no statement is
+  // left (nothing else may keep a statement between statements: a connection that never read trace_events would
+  // not close).
+  StatementCache idle_statements;
+  void release_statements();
 
  private:
   struct CachedCatalog {

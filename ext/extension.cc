@@ -88,6 +88,8 @@ std::shared_ptr<const ProfileCatalog> ConnectionState::catalog(const std::string
   return slot.catalog;
 }
 
+void ConnectionState::release_statements() { idle_statements = StatementCache(); }
+
 std::vector<std::string> ConnectionState::database_files() const {
   std::vector<std::string> out;
   Statement s(db_, "SELECT file FROM pragma_database_list");

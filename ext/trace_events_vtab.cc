@@ -104,6 +104,7 @@ int x_open(sqlite3_vtab* base, sqlite3_vtab_cursor** out) {
     delete cursor;
     return SQLITE_NOMEM;
   }
+  std::swap(cursor->statements, vtab->state->idle_statements);  // the last closed cursor's, prepared
   *out = &cursor->base;
   return SQLITE_OK;
 }
@@ -112,8 +113,15 @@ int x_close(sqlite3_vtab_cursor* base) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
   vtab->state->remove_cursor(cursor);
+  cursor->scan.reset();  // its statements back to the cursor's cache, reset
+  std::swap(cursor->statements, vtab->state->idle_statements);  // for the next cursor; the older ones go
   delete cursor;
   return SQLITE_OK;
+}
+
+int x_disconnect(sqlite3_vtab* vtab) {
+  reinterpret_cast<ConnectionVtab*>(vtab)->state->release_statements();
+  return disconnect_vtab(vtab);
 }
 
 FilterValue::Type storage_type(int t) {
@@ -318,8 +326,12 @@ int x_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
   return SQLITE_OK;
 }
 
-const sqlite3_module kModule =
-    read_only_eponymous_module(x_connect, x_best_index, x_open, x_close, x_filter, x_next, x_eof, x_column, x_rowid);
+const sqlite3_module kModule = [] {
+  sqlite3_module m =
+      read_only_eponymous_module(x_connect, x_best_index, x_open, x_close, x_filter, x_next, x_eof, x_column, x_rowid);
+  m.xDisconnect = m.xDestroy = x_disconnect;  // the connection's idle statements go first
+  return m;
+}();
 
 void destroy_state(void* p) { delete static_cast<ConnectionState*>(p); }
 

@@ -121,6 +121,39 @@ TEST_F(Fixture, LaunchJoinLookupsEqualTheSameJoinOverACopy) {
   EXPECT_EQ(rows.size(), 11u);
 }
 
+TEST(ConnectionLifecycle, CorrelatedSubqueriesReuseStatementsAndTheConnectionStillCloses) {
+  // A correlated subquery over trace_events opens a cursor at every outer row; each takes the statements the last
+  // closed one prepared (ConnectionState::idle_statements). The connection holds them between statements, and
+  // sqlite3_close() (unlike _v2) refuses to close while any statement is left: trace_events' xDisconnect, which
+  // sqlite3_close() calls first, must finalize them.
+  testdb::Db registers;  // the statically linked extension, registered for every connection opened after it
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
+  std::ifstream in(testdb::source_dir() + "/tests/fixtures/correlation_reuse.sql");
+  std::stringstream script;
+  script << in.rdbuf();
+  ASSERT_EQ(sqlite3_exec(db, script.str().c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  auto count = [&](const char* sql) {
+    int64_t n = -1;
+    sqlite3_stmt* s = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &s, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    if (sqlite3_step(s) == SQLITE_ROW) n = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return n;
+  };
+  // Each kernel has its call in its own process; none has one in the other's (ids 1 to 3 are both processes').
+  const char* own = "select count(*) from trace_events k where k.kind = 'kernel' and exists (select 1 from "
+                    "trace_events a where a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and "
+                    "a.kind = 'cuda_api')";
+  const char* other = "select count(*) from trace_events k where k.kind = 'kernel' and exists (select 1 from "
+                      "trace_events a where a.correlation_id = k.correlation_id and a.global_pid != k.global_pid and "
+                      "a.kind = 'cuda_api' and a.ts > k.ts)";
+  EXPECT_EQ(count(own), 6);
+  EXPECT_EQ(count(other), 0);  // pid 200's calls all start before pid 100's kernels of the same id end
+  EXPECT_EQ(count(own), 6);
+  EXPECT_EQ(sqlite3_close(db), SQLITE_OK) << sqlite3_errmsg(db);
+}
+
 TEST_F(Fixture, MarksStartEndRangesAndUnclosedRanges) {
   load("marks_startend");
   EXPECT_EQ(count("nvtx"), 10);
