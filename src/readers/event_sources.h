@@ -162,7 +162,9 @@ class EventSource {
   // Fills event_ from the statement's current row; false to skip the row.
   virtual bool read_row() = 0;
   bool step_stream(Statement& s, bool main);
-  // restart()'s fast path: the one-row statement kept, its values bound anew; false when the SQL would differ.
+  // restart()'s fast path, for a lookup by correlation id with one value per id set: the row found on a forward
+  // cursor (among a few candidates, the one with the lookup's global id; none: no row), no SQL built; false when
+  // the point query must answer (several candidates hold that id, or a stored type only SQLite can compare).
   bool rebind_one_row(const ScanFilter& filter);
   bool stragglers_first() const;
   // A merge of the table's sorted runs (ProfileCatalog::StoredOrder::runs): moves to the next row in time order,

@@ -70,55 +70,77 @@ TEST_F(Fixture, CorrelationIdsAreScopedToTheirProcess) {
   }
 }
 
-TEST_F(Fixture, LaunchJoinLookupsEqualTheSameJoinOverACopy) {
-  // The launch join's inner scan restarts at every kernel and, after a first lookup of one row, finds the call by
-  // the catalog's correlation index without SQL: one candidate; a few, of which the kernel's process holds one (ids
-  // reused by another process); none (a kernel without its call); or two of the kernel's process (twins: the SQL
-  // path). Its one track is set aside at each restart and taken back when a later lookup lands on it again (pid
-  // 100's and pid 200's kernels alternate). Every lookup must give what the same join over a copy gives.
+TEST_F(Fixture, LaunchJoinLookupsEqualFreshLookups) {
+  // The launch join's inner scan restarts at every kernel and, after a first lookup, finds the call by the catalog's
+  // correlation index without SQL: one candidate (its process's or not); a few, of which the kernel's process holds
+  // one (ids reused by another process) or none; no candidate (a kernel without its call); or two of the kernel's
+  // process (twins: the SQL path). Its one track is set aside at each restart and taken back, lanes emptied, when a
+  // later lookup lands on it (pid 100's and pid 200's kernels alternate; the call of id 10 overlaps the one of id
+  // 1, so stale lanes would put it on lane 1). Every lookup must give what a new query with its values gives.
   load("correlation_reuse");
-  db.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
-          "returnValue) values (500, 520, 0, 281476654432356, 7, 2, 0), (2050, 2060, 0, 281476654432356, 2, 2, 0)");
-  auto copy_kernel = [&](int rowid, int start, int corr) {  // kernel_A (rowid 1, pid 100) or kernel_X (4, pid 200)
+  const std::string pid100 = "281476654432356", pid200 = "281478332154056";  // the two main threads
+  auto call = [&](int start, int end, const std::string& thread, int corr) {
+    db.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+            "returnValue) values (" + std::to_string(start) + ", " + std::to_string(end) + ", 0, " + thread + ", " +
+            std::to_string(corr) + ", 2, 0)");
+  };
+  call(500, 520, pid100, 7);
+  call(2050, 2060, pid100, 2);  // pid 100's twin of id 2
+  call(1050, 1200, pid100, 10);
+  call(3600, 3610, pid100, 11);
+  call(3700, 3710, pid100, 11);
+  auto kernel = [&](int rowid, int start, int corr) {  // a copy of kernel_A (rowid 1, pid 100) or kernel_X (4, pid 200)
     db.exec("insert into CUPTI_ACTIVITY_KIND_KERNEL select * from CUPTI_ACTIVITY_KIND_KERNEL where rowid = " +
             std::to_string(rowid));
     db.exec("update CUPTI_ACTIVITY_KIND_KERNEL set start = " + std::to_string(start) + ", end = " +
-            std::to_string(start + 100) + ", correlationId = " + std::to_string(corr) +
+            std::to_string(start + 5) + ", correlationId = " + std::to_string(corr) +
             " where rowid = last_insert_rowid()");
   };
-  copy_kernel(1, 600, 7);   // the first lookup: one candidate
-  copy_kernel(1, 1250, 9);  // no call has id 9
-  copy_kernel(4, 1700, 1);  // pid 200's: two candidates, pid 100's and its own
-  copy_kernel(1, 2250, 7);  // after the twins' SQL path, one candidate again
-  const std::string join =
-      "select k.ts, k.name, a.ts, a.name, a.pid, a.tid, a.process_name, a.thread_name, a.lane, a.global_tid "
-      "from {t} k left join {t} a on a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and "
-      "a.kind = 'cuda_api' where k.kind = 'kernel' order by k.ts, a.ts";
-  auto over = [&](const std::string& table) {
-    std::string sql = join;
-    for (size_t at; (at = sql.find("{t}")) != std::string::npos;) sql.replace(at, 3, table);
-    return db.rows(sql);
-  };
-  db.exec("create temp table copy as select kind, name, ts, pid, tid, process_name, thread_name, lane, "
-          "correlation_id, global_pid, global_tid from trace_events");
-  Rows rows = over("trace_events");
-  EXPECT_EQ(rows, over("temp.copy"));
-  // By hand: kernel_B (2200, id 2) has two calls in pid 100 (2000 and the twin at 2050); the kernel of id 9 none.
+  kernel(1, 600, 7);    // the first lookup: a new scan
+  kernel(1, 1250, 10);  // one candidate, its own
+  kernel(1, 1260, 7);   // one candidate, its own
+  kernel(4, 1270, 11);  // two candidates, both pid 100's: no row
+  kernel(4, 1280, 7);   // one candidate, pid 100's: no row
+  kernel(1, 1290, 9);   // no call has id 9
+  kernel(4, 1700, 1);   // two candidates, pid 100's and its own
+  kernel(1, 2250, 7);   // after the twins' SQL path: a new scan again
+  const std::string columns = "a.ts, a.dur, a.name, a.pid, a.tid, a.process_name, a.thread_name, a.lane, a.global_tid";
+  Rows joined = db.rows("select k.ts, " + columns + " from trace_events k left join trace_events a on "
+                        "a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and a.kind = 'cuda_api' "
+                        "where k.kind = 'kernel' order by k.ts, a.ts");
+  Rows fresh;
+  for (const auto& k : db.rows("select ts, correlation_id, global_pid from trace_events where kind = 'kernel' "
+                               "order by ts")) {
+    Rows calls = db.rows("select " + columns + " from trace_events a where a.correlation_id = " + k[1] +
+                         " and a.global_pid = " + k[2] + " and a.kind = 'cuda_api' order by a.ts");
+    if (calls.empty()) calls.push_back(std::vector<std::string>(9, "NULL"));
+    for (auto& c : calls) {
+      c.insert(c.begin(), k[0]);
+      fresh.push_back(c);
+    }
+  }
+  EXPECT_EQ(joined, fresh);
+  // By hand: which call each kernel got (its start, pid and lane).
   auto calls_of = [&](const std::string& kernel_ts) {
     std::vector<std::string> out;
-    for (const auto& r : rows)
-      if (r[0] == kernel_ts) out.push_back(r[2] + " " + r[4] + " " + r[7]);
+    for (const auto& r : joined)
+      if (r[0] == kernel_ts) out.push_back(r[1] + " " + r[4] + " " + r[8]);
     return out;
   };
-  EXPECT_EQ(calls_of("600"), (std::vector<std::string>{"500 100 main"}));
-  EXPECT_EQ(calls_of("1200"), (std::vector<std::string>{"1000 100 main"}));
-  EXPECT_EQ(calls_of("1300"), (std::vector<std::string>{"1150 200 main"}));
-  EXPECT_EQ(calls_of("2200"), (std::vector<std::string>{"2000 100 main", "2050 100 main"}));
-  EXPECT_EQ(calls_of("1250"), (std::vector<std::string>{"NULL NULL NULL"}));
-  EXPECT_EQ(calls_of("1700"), (std::vector<std::string>{"1150 200 main"}));
-  EXPECT_EQ(calls_of("2250"), (std::vector<std::string>{"500 100 main"}));
-  EXPECT_EQ(calls_of("2300"), (std::vector<std::string>{"2150 200 main"}));
-  EXPECT_EQ(rows.size(), 11u);
+  using Calls = std::vector<std::string>;
+  EXPECT_EQ(calls_of("600"), (Calls{"500 100 0"}));
+  EXPECT_EQ(calls_of("1200"), (Calls{"1000 100 0"}));
+  EXPECT_EQ(calls_of("1250"), (Calls{"1050 100 0"}));
+  EXPECT_EQ(calls_of("1260"), (Calls{"500 100 0"}));
+  EXPECT_EQ(calls_of("1270"), (Calls{"NULL NULL NULL"}));
+  EXPECT_EQ(calls_of("1280"), (Calls{"NULL NULL NULL"}));
+  EXPECT_EQ(calls_of("1290"), (Calls{"NULL NULL NULL"}));
+  EXPECT_EQ(calls_of("1300"), (Calls{"1150 200 0"}));
+  EXPECT_EQ(calls_of("1700"), (Calls{"1150 200 0"}));
+  EXPECT_EQ(calls_of("2200"), (Calls{"2000 100 0", "2050 100 0"}));
+  EXPECT_EQ(calls_of("2250"), (Calls{"500 100 0"}));
+  EXPECT_EQ(calls_of("2300"), (Calls{"2150 200 0"}));
+  EXPECT_EQ(joined.size(), 15u);
 }
 
 TEST(ConnectionLifecycle, CorrelatedSubqueriesReuseStatementsAndTheConnectionStillCloses) {

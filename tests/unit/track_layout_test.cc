@@ -86,3 +86,27 @@ TEST(FitLane, SameLanesAsTryingEveryLaneOnRandomSlices) {
     EXPECT_EQ(fitter.lanes(), reference.size());
   }
 }
+
+TEST(FitLane, AClearedFitterFitsAsANewOne) {
+  // clear() keeps the lanes' allocations (a join's inner scan clears its track's fitter at every lookup): what is
+  // left of the last round must not show in the next, whose lanes may be fewer or more.
+  std::mt19937_64 rng(11);
+  LaneFitter fitter;
+  for (int round = 0; round < 200; ++round) {
+    int n = 1 + static_cast<int>(rng() % 100);
+    int64_t span = 1 + static_cast<int64_t>(rng() % 300), max_dur = 1 + static_cast<int64_t>(rng() % 400);
+    std::vector<std::pair<int64_t, int64_t>> slices;
+    for (int i = 0; i < n; ++i) {
+      int64_t s = static_cast<int64_t>(rng() % span), d = static_cast<int64_t>(rng() % max_dur);
+      slices.push_back({s, s + d});
+    }
+    std::sort(slices.begin(), slices.end(), [](auto a, auto b) {
+      return a.first != b.first ? a.first < b.first : a.second > b.second;
+    });
+    fitter.clear();
+    EXPECT_EQ(fitter.lanes(), 0u);
+    std::vector<std::vector<int64_t>> reference;
+    for (auto [s, e] : slices) ASSERT_EQ(fitter.fit(s, e, false), first_fit(reference, s, e)) << "round " << round;
+    EXPECT_EQ(fitter.lanes(), reference.size());
+  }
+}
