@@ -56,6 +56,7 @@ class ConnectionState {
   }
   uint64_t tick() { return ++clock_; }  // orders the cursors' xFilter and xNext calls
   void remove_cursor(TraceEventsCursor* c);
+  bool has_cursors() const { return !cursors_.empty(); }
   // Cursors positioned on a row (not at EOF): candidates for chrome_trace(*)'s current row.
   std::vector<TraceEventsCursor*> live_cursors() const;
   TraceEventsCursor* find_cursor(uint64_t id) const;
@@ -99,10 +100,10 @@ class ConnectionState {
   std::string last_trace_file;
   // The statements of the last trace_events cursor closed (reset: none is running, so they hold no lock), handed to
   // the next cursor opened: a correlated subquery over trace_events opens a cursor at every outer row, and preparing
-  // its readers' statements again was over half of each lookup. Only trace_events' cursors fill it, and it is
-  // finalized when trace_events is disconnected, which sqlite3_close() does before it checks that no statement is
-  // left (nothing else may keep a statement between statements: a connection that never read trace_events would
-  // not close).
+  // its readers' statements again was over half of each evaluation. Kept only while another trace_events cursor is
+  // open (the subquery's outer one): the last cursor to close finalizes them, so between statements the extension
+  // holds none (an application may finalize every statement it finds with sqlite3_next_stmt before closing, and
+  // sqlite3_close() refuses to close while any is left). trace_events' xDisconnect finalizes them too.
   StatementCache idle_statements;
   void release_statements();
 

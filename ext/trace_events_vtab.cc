@@ -114,7 +114,10 @@ int x_close(sqlite3_vtab_cursor* base) {
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
   vtab->state->remove_cursor(cursor);
   cursor->scan.reset();  // its statements back to the cursor's cache, reset
-  std::swap(cursor->statements, vtab->state->idle_statements);  // for the next cursor; the older ones go
+  if (vtab->state->has_cursors())
+    std::swap(cursor->statements, vtab->state->idle_statements);  // for the next cursor; the older ones go
+  else
+    vtab->state->release_statements();  // the statement is done: the extension keeps none between statements
   delete cursor;
   return SQLITE_OK;
 }

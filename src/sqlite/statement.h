@@ -87,8 +87,9 @@ struct ForwardPosition {
 bool move_forward(Statement& stmt, int rowid_column, ForwardPosition& at, int64_t target, int64_t reach);
 
 // Prepared statements kept for reuse, by their SQL: a join's inner trace_events scan restarts at every outer row and
-// would otherwise prepare the same statements each time (half of such a lookup's cost). Owned by one cursor, so
-// every statement is finalized when the cursor closes, before the connection can.
+// would otherwise prepare the same statements each time (half of such a lookup's cost). Owned by one cursor, and
+// handed from a closing cursor to the next one opened while other trace_events cursors are open (a correlated
+// subquery's: ConnectionState::idle_statements); finalized when the last one closes, before the connection can.
 class StatementCache {
  public:
   Statement take(sqlite3* db, const std::string& sql);  // a kept one (reset, its bindings cleared), or a new one

@@ -143,11 +143,11 @@ TEST_F(Fixture, LaunchJoinLookupsEqualFreshLookups) {
   EXPECT_EQ(joined.size(), 15u);
 }
 
-TEST(ConnectionLifecycle, CorrelatedSubqueriesReuseStatementsAndTheConnectionStillCloses) {
+TEST(ConnectionLifecycle, CorrelatedSubqueriesLeaveNoStatementBehind) {
   // A correlated subquery over trace_events opens a cursor at every outer row; each takes the statements the last
-  // closed one prepared (ConnectionState::idle_statements). The connection holds them between statements, and
-  // sqlite3_close() (unlike _v2) refuses to close while any statement is left: trace_events' xDisconnect, which
-  // sqlite3_close() calls first, must finalize them.
+  // closed one prepared (ConnectionState::idle_statements) while the outer cursor is open. Once the statement is
+  // done the extension must hold no statement: an application may finalize every statement sqlite3_next_stmt finds,
+  // and sqlite3_close() (unlike _v2) refuses to close while any is left.
   testdb::Db registers;  // the statically linked extension, registered for every connection opened after it
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
@@ -173,6 +173,7 @@ TEST(ConnectionLifecycle, CorrelatedSubqueriesReuseStatementsAndTheConnectionSti
   EXPECT_EQ(count(own), 6);
   EXPECT_EQ(count(other), 0);  // pid 200's calls all start before pid 100's kernels of the same id end
   EXPECT_EQ(count(own), 6);
+  EXPECT_EQ(sqlite3_next_stmt(db, nullptr), nullptr);  // count() finalized its own; none of the extension's is left
   EXPECT_EQ(sqlite3_close(db), SQLITE_OK) << sqlite3_errmsg(db);
 }
 
