@@ -65,21 +65,29 @@ size_t first_fit(std::vector<std::vector<int64_t>>& lanes, int64_t start, int64_
   lanes.push_back({end});
   return lanes.size() - 1;
 }
+
+// Up to max_n random slices, sorted as the fitter takes them (start, longest first).
+std::vector<std::pair<int64_t, int64_t>> random_slices(std::mt19937_64& rng, int max_n, int64_t max_span,
+                                                       int64_t max_dur_bound) {
+  int n = 1 + static_cast<int>(rng() % static_cast<uint64_t>(max_n));
+  int64_t span = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(max_span));
+  int64_t max_dur = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(max_dur_bound));
+  std::vector<std::pair<int64_t, int64_t>> slices;
+  for (int i = 0; i < n; ++i) {
+    int64_t s = static_cast<int64_t>(rng() % static_cast<uint64_t>(span));
+    slices.push_back({s, s + static_cast<int64_t>(rng() % static_cast<uint64_t>(max_dur))});
+  }
+  std::sort(slices.begin(), slices.end(), [](auto a, auto b) {
+    return a.first != b.first ? a.first < b.first : a.second > b.second;
+  });
+  return slices;
+}
 }  // namespace
 
 TEST(FitLane, SameLanesAsTryingEveryLaneOnRandomSlices) {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 200; ++round) {
-    int n = 1 + static_cast<int>(rng() % 400);
-    int64_t span = 1 + static_cast<int64_t>(rng() % 1000), max_dur = 1 + static_cast<int64_t>(rng() % 500);
-    std::vector<std::pair<int64_t, int64_t>> slices;
-    for (int i = 0; i < n; ++i) {
-      int64_t s = static_cast<int64_t>(rng() % span), d = static_cast<int64_t>(rng() % max_dur);
-      slices.push_back({s, s + d});
-    }
-    std::sort(slices.begin(), slices.end(), [](auto a, auto b) {
-      return a.first != b.first ? a.first < b.first : a.second > b.second;  // (start, longest first)
-    });
+    auto slices = random_slices(rng, 400, 1000, 500);
     LaneFitter fitter;
     std::vector<std::vector<int64_t>> reference;
     for (auto [s, e] : slices) ASSERT_EQ(fitter.fit(s, e, false), first_fit(reference, s, e)) << "round " << round;
@@ -93,16 +101,7 @@ TEST(FitLane, AClearedFitterFitsAsANewOne) {
   std::mt19937_64 rng(11);
   LaneFitter fitter;
   for (int round = 0; round < 200; ++round) {
-    int n = 1 + static_cast<int>(rng() % 100);
-    int64_t span = 1 + static_cast<int64_t>(rng() % 300), max_dur = 1 + static_cast<int64_t>(rng() % 400);
-    std::vector<std::pair<int64_t, int64_t>> slices;
-    for (int i = 0; i < n; ++i) {
-      int64_t s = static_cast<int64_t>(rng() % span), d = static_cast<int64_t>(rng() % max_dur);
-      slices.push_back({s, s + d});
-    }
-    std::sort(slices.begin(), slices.end(), [](auto a, auto b) {
-      return a.first != b.first ? a.first < b.first : a.second > b.second;
-    });
+    auto slices = random_slices(rng, 100, 300, 400);
     fitter.clear();
     EXPECT_EQ(fitter.lanes(), 0u);
     std::vector<std::vector<int64_t>> reference;
