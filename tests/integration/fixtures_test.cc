@@ -78,7 +78,7 @@ TEST_F(Fixture, LaunchJoinLookupsEqualFreshLookups) {
   // later lookup lands on it (pid 100's and pid 200's kernels alternate; the call of id 10 overlaps the one of id
   // 1, so stale lanes would put it on lane 1). Every lookup must give what a new query with its values gives.
   load("correlation_reuse");
-  const std::string pid100 = "281476654432356", pid200 = "281478332154056";  // the two main threads
+  const std::string pid100 = "281476654432356";  // pid 100's main thread
   auto call = [&](int start, int end, const std::string& thread, int corr) {
     db.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
             "returnValue) values (" + std::to_string(start) + ", " + std::to_string(end) + ", 0, " + thread + ", " +
