@@ -86,6 +86,15 @@ struct Cursor {
   bool eof() const { return grouped ? position >= group_order.size() : report >= reports.size(); }
   void at_position() {
     if (position < group_order.size()) std::tie(report, index) = group_order[position];
+    // Rows in group order are far apart in memory (a name recurs at every step of a training loop): the row a few
+    // positions ahead is fetched while this one is read. Half of a grouped scan's time on x200 went to those misses.
+    constexpr size_t kAhead = 8;
+    if (position + kAhead < group_order.size()) {
+      auto [ahead_report, ahead_index] = group_order[position + kAhead];
+      const char* ahead = reinterpret_cast<const char*>(&reports[ahead_report].projection->ranges()[ahead_index]);
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + sizeof(ProjectedRange) - 1);
+    }
   }
   std::string_view name() {
     Report& r = reports[report];
@@ -125,38 +134,57 @@ void Cursor::group(bool keep_names, int terms) {
     key_schema |= term_column(t) == kTermSchema;
   }
   std::unordered_map<std::string_view, uint32_t> name_ids;  // views of distinct_names
-  std::unordered_map<std::string, uint32_t> group_ids;
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> members;
-  std::string key;
-  // A key column as a tag (NULL or not) and its bytes with their length: two different tuples never make one key.
-  auto add_to_key = [&key](std::optional<std::string_view> value) {
-    key += value ? '\1' : '\0';
-    if (!value) return;
-    uint32_t n = static_cast<uint32_t>(value->size());
-    key.append(reinterpret_cast<const char*>(&n), sizeof n);
-    key.append(*value);
+  // A group's key: its name, domain and schema as numbers (the same for every row when not a term), each distinct
+  // value, NULL included, one number. Domains are numbered by their text (two processes may name theirs alike).
+  struct GroupKey {
+    uint32_t name = 0, domain = 0, schema = 0;
+    bool operator==(const GroupKey& o) const { return name == o.name && domain == o.domain && schema == o.schema; }
   };
+  struct GroupKeyHash {
+    size_t operator()(const GroupKey& k) const {
+      uint64_t h = (uint64_t{k.name} << 32 | k.domain) * 0x9E3779B97F4A7C15ull;
+      return static_cast<size_t>(h ^ (h >> 29) ^ (uint64_t{k.schema} * 0xC2B2AE3D27D4EB4Full));
+    }
+  };
+  std::unordered_map<GroupKey, uint32_t, GroupKeyHash> group_ids;
+  std::unordered_map<std::string_view, uint32_t> domain_numbers;  // by text; NULL is 0
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> members;
   const bool read_names = keep_names || key_name;
   for (report = 0; report < reports.size(); ++report) {
     Report& r = reports[report];
     const auto& ranges = r.projection->ranges();
     if (read_names) r.name_index.resize(ranges.size());
+    uint32_t schema_number = 0;  // the first report of its schema's
+    if (key_schema)
+      while (reports[schema_number].schema != r.schema) ++schema_number;
+    // A range's domain number, looked up again only when its process or domain id differs from the last range's.
+    std::optional<std::pair<int64_t, int32_t>> last_domain;
+    uint32_t domain_number = 0;
     for (index = 0; index < ranges.size(); ++index) {
-      std::string_view name;
+      GroupKey k;
       if (read_names) {
-        name = r.names->name(ranges[index].nvtx_rowid);
+        std::string_view name = r.names->name(ranges[index].nvtx_rowid);
         auto it = name_ids.find(name);
         if (it == name_ids.end()) {
           distinct_names.emplace_back(name);
           it = name_ids.emplace(distinct_names.back(), static_cast<uint32_t>(distinct_names.size() - 1)).first;
         }
         r.name_index[index] = it->second;
+        if (key_name) k.name = it->second;
       }
-      key.clear();
-      if (key_name) add_to_key(name);
-      if (key_domain) add_to_key(domain_value());
-      if (key_schema) add_to_key(r.schema);
-      auto [g, new_group] = group_ids.try_emplace(key, static_cast<uint32_t>(members.size()));
+      if (key_domain) {
+        std::pair<int64_t, int32_t> id{global_pid_of(ranges[index].global_tid), ranges[index].domain_id};
+        if (last_domain != id) {
+          last_domain = id;
+          std::optional<std::string_view> text = domain_value();
+          domain_number = text ? domain_numbers.try_emplace(*text, static_cast<uint32_t>(domain_numbers.size() + 1))
+                                     .first->second
+                               : 0;
+        }
+        k.domain = domain_number;
+      }
+      k.schema = schema_number;
+      auto [g, new_group] = group_ids.try_emplace(k, static_cast<uint32_t>(members.size()));
       if (new_group) members.emplace_back();
       members[g->second].emplace_back(static_cast<uint32_t>(report), static_cast<uint32_t>(index));
     }

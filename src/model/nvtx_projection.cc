@@ -63,13 +63,32 @@ class ThreadRanges {
   // After build_tree(): the last position p < limit whose range ends at or after `end` (the innermost enclosing
   // range), or -1.
   long last_ending_after(size_t limit, int64_t end) const { return last(1, 0, size_, limit, end); }
-  // Number of ranges starting at or before t.
-  size_t started_by(int64_t t) const {
-    return static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), t) - starts_.begin());
+  // Number of ranges starting at or before t, galloping out from position h: O(log d) for an answer d positions
+  // away.
+  size_t started_by_near(int64_t t, size_t h) const {
+    const size_t n = starts_.size();
+    h = std::min(h, n);
+    auto upper = [&](size_t from, size_t to) {  // within [from, to), or to
+      return static_cast<size_t>(std::upper_bound(starts_.begin() + from, starts_.begin() + to, t) - starts_.begin());
+    };
+    if (h < n && starts_[h] <= t) {  // the answer is past h
+      size_t bound = 1;
+      while (h + bound < n && starts_[h + bound] <= t) bound *= 2;
+      return upper(h + bound / 2 + 1, std::min(n, h + bound));
+    }
+    if (h > 0 && starts_[h - 1] > t) {  // the answer is below h
+      const size_t j = h - 1;
+      size_t bound = 1;
+      while (j >= bound && starts_[j - bound] > t) bound *= 2;
+      return upper(j >= bound ? j - bound + 1 : 0, j - bound / 2);
+    }
+    return h;
   }
-  // Whether some range holds [start, end] (starts at or before start, ends at or after end).
-  bool holds(int64_t start, int64_t end) const {
-    size_t n = started_by(start);
+  // Whether some range holds [start, end] (starts at or before start, ends at or after end). Asked for calls nearly
+  // in time order (by correlation id): the search starts where the previous one ended.
+  bool holds(int64_t start, int64_t end) {
+    size_t n = started_by_near(start, last_started_by_);
+    last_started_by_ = n;
     return n > 0 && max_end_so_far_[n - 1] >= end;
   }
 
@@ -83,6 +102,7 @@ class ThreadRanges {
   }
   std::vector<int64_t> starts_, ends_;
   std::vector<int64_t> max_end_so_far_;  // [i]: the latest end among positions 0..i
+  size_t last_started_by_ = 0;  // holds()'s last answer: where its next search starts
   std::vector<int64_t> max_end_;
   size_t size_ = 1;
 };
@@ -115,7 +135,7 @@ struct Call {
   Key key;
   int64_t global_tid;
   int64_t start, end;
-  uint32_t group;  // index of its key among the keys with GPU work (set by the join)
+  uint32_t group;  // index of its key among the kept calls' keys (set as those are listed)
 };
 
 // A GPU operation whose key some kept call has. end >= start: an end before the start is an instant at its start.
@@ -826,9 +846,12 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     joining.finish(calls_read);
   }
   if (!alongside) std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.key < y.key; });
+  // The calls are sorted by key: each call's group is the index of its key among them, counted as they go.
   std::vector<Key> keys;
-  for (const Call& c : calls)
+  for (Call& c : calls) {
     if (keys.empty() || keys.back() != c.key) keys.push_back(c.key);
+    c.group = static_cast<uint32_t>(keys.size() - 1);
+  }
   JoinedWork work;
   auto add_to_group = [&](Op op, size_t group) {  // an operation of the key keys[group]
     op.group = static_cast<uint32_t>(group);
@@ -894,10 +917,8 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     }
     // The calls with work, grouped by thread in place: each job gets its slice.
     size_t with_work = 0;
-    for (Call& c : calls) {
-      c.group = static_cast<uint32_t>(std::lower_bound(keys.begin(), keys.end(), c.key) - keys.begin());
+    for (const Call& c : calls)
       if (work.groups[c.group].op_count > 0) calls[with_work++] = c;
-    }
     calls.truncate(with_work);
     std::vector<Key>().swap(keys);
     std::sort(calls.begin(), calls.end(), [](const Call& x, const Call& y) { return x.global_tid < y.global_tid; });
@@ -942,21 +963,30 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   by_thread.clear();
 
   // 4. The ranges that own work, in time order.
+  // A thread's one device, looked up once for each run of its ranges (a thread's ranges mostly follow each other).
+  std::optional<int64_t> looked_up_tid, its_device;
+  auto single_device_of = [&](int64_t tid) {
+    if (looked_up_tid != tid) {
+      looked_up_tid = tid;
+      auto it = single_device.find(tid);
+      its_device = it != single_device.end() ? std::optional<int64_t>(it->second) : std::nullopt;
+    }
+    return its_device;
+  };
   size_t pool_size = extents.size();
-  for (const ProjectedRange& r : all) pool_size += r.gpu_ops > 0 && single_device.count(r.global_tid);
+  for (const ProjectedRange& r : all) pool_size += r.gpu_ops > 0 && single_device_of(r.global_tid);
   result->device_pool_.reserve(pool_size);
   size_t kept = 0;  // compacted in place: no second copy of the ranges at the peak
   size_t next_extent = 0;
   for (size_t i = 0; i < all.size(); ++i) {
-    ProjectedRange r = all[i];
     size_t first_extent = next_extent;
     while (next_extent < extents.size() && extents[next_extent].first == i) ++next_extent;
-    if (r.gpu_ops == 0) continue;
+    if (all[i].gpu_ops == 0) continue;
+    ProjectedRange r = all[i];
     checked_span(r, "GPU span", r.gpu_start, r.gpu_end);  // so that gpu_span() never overflows
     r.first_device = static_cast<uint32_t>(result->device_pool_.size());
-    auto single = single_device.find(r.global_tid);
-    if (single != single_device.end())
-      result->device_pool_.push_back(DeviceExtent{single->second, r.gpu_start, r.gpu_end, r.gpu_ops});
+    if (std::optional<int64_t> single = single_device_of(r.global_tid))
+      result->device_pool_.push_back(DeviceExtent{*single, r.gpu_start, r.gpu_end, r.gpu_ops});
     for (size_t e = first_extent; e < next_extent; ++e) {
       const DeviceExtent& d = extents[e].second;
       checked_span(r, "GPU span on one device", d.gpu_start, d.gpu_end);
