@@ -33,6 +33,8 @@ constexpr const char* kSchema =
     " graphs INTEGER, gpu_span INTEGER, gpu_op_time INTEGER, gpu_busy_time INTEGER, children INTEGER,"
     " schema TEXT HIDDEN)";
 
+const char* range_type_of(const ProjectedRange& r) { return r.start_end ? "start/end" : "push/pop"; }
+
 // The projections of the reports (schemas) the query asks for, read one after the other.
 struct Report {
   int number = 0;  // its place among the connection's reports (ConnectionState::reports()), as in trace_events
@@ -40,22 +42,29 @@ struct Report {
   std::shared_ptr<const ProfileCatalog> catalog;
   std::shared_ptr<const NvtxProjection> projection;
   std::unique_ptr<NvtxRangeNames> names;
-  // The parents' NVTX rowids of every row, sorted: a row's children are the entries equal to its rowid. Made at the
-  // first `children` asked for (a self-join on parent in SQL costs a sort and an index of the rows).
-  std::vector<int64_t> parents;
-  bool parents_made = false;
+  // Each row's number of children (the rows whose parent it is), by its index in the projection. Made at the first
+  // `children` asked for: a self-join on parent in SQL costs a sort and an index of the rows, and a search per row
+  // asked for costs cache misses when a GROUP BY asks in group order.
+  std::vector<uint32_t> children;
+  bool children_made = false;
+  uint32_t children_of(size_t index) {
+    if (!children_made) {
+      const auto& ranges = projection->ranges();
+      std::vector<std::pair<int64_t, uint32_t>> by_rowid(ranges.size());  // (NVTX rowid, index)
+      for (size_t i = 0; i < ranges.size(); ++i) by_rowid[i] = {ranges[i].nvtx_rowid, static_cast<uint32_t>(i)};
+      if (!std::is_sorted(by_rowid.begin(), by_rowid.end())) std::sort(by_rowid.begin(), by_rowid.end());
+      children.assign(ranges.size(), 0);
+      for (const ProjectedRange& r : ranges) {
+        if (r.parent_rowid < 0) continue;
+        auto it = std::lower_bound(by_rowid.begin(), by_rowid.end(), std::pair<int64_t, uint32_t>{r.parent_rowid, 0});
+        if (it != by_rowid.end() && it->first == r.parent_rowid) ++children[it->second];
+      }
+      children_made = true;
+    }
+    return children[index];
+  }
   // Grouped output only: each row's name, as an index into Cursor::distinct_names (read once, in rowid order).
   std::vector<uint32_t> name_index;
-  int64_t children_of(int64_t nvtx_rowid) {
-    if (!parents_made) {
-      for (const ProjectedRange& r : projection->ranges())
-        if (r.parent_rowid >= 0) parents.push_back(r.parent_rowid);
-      std::sort(parents.begin(), parents.end());
-      parents_made = true;
-    }
-    auto [lo, hi] = std::equal_range(parents.begin(), parents.end(), nvtx_rowid);
-    return hi - lo;
-  }
 };
 
 struct Cursor {
@@ -63,7 +72,7 @@ struct Cursor {
   std::vector<Report> reports;
   size_t report = 0, index = 0;  // the current row: reports[report]'s projection row `index`
   std::string scratch;
-  // Grouped output (a GROUP BY over name, domain and schema only): the rows in group order, as
+  // Grouped output (a GROUP BY over name, domain, schema and range_type only): the rows in group order, as
   // (report, index), and the names they have.
   bool grouped = false;
   std::vector<std::pair<uint32_t, uint32_t>> group_order;
@@ -87,13 +96,17 @@ struct Cursor {
   void at_position() {
     if (position < group_order.size()) std::tie(report, index) = group_order[position];
     // Rows in group order are far apart in memory (a name recurs at every step of a training loop): the row a few
-    // positions ahead is fetched while this one is read. Half of a grouped scan's time on x200 went to those misses.
+    // positions ahead, and its entries in the arrays by row, are fetched while this one is read. Half of a grouped
+    // scan's time on x200 went to those misses.
     constexpr size_t kAhead = 8;
     if (position + kAhead < group_order.size()) {
       auto [ahead_report, ahead_index] = group_order[position + kAhead];
-      const char* ahead = reinterpret_cast<const char*>(&reports[ahead_report].projection->ranges()[ahead_index]);
+      const Report& r = reports[ahead_report];
+      const char* ahead = reinterpret_cast<const char*>(&r.projection->ranges()[ahead_index]);
       __builtin_prefetch(ahead);
       __builtin_prefetch(ahead + sizeof(ProjectedRange) - 1);
+      if (ahead_index < r.name_index.size()) __builtin_prefetch(&r.name_index[ahead_index]);
+      if (ahead_index < r.children.size()) __builtin_prefetch(&r.children[ahead_index]);
     }
   }
   std::string_view name() {
@@ -113,11 +126,13 @@ struct Cursor {
 };
 
 // The idxNum bits: which reports (the schema constraint's argument count, or every report), and for grouped output
-// the GROUP BY's terms (the columns that make a group, in order), 3 bits each from bit kTermShift: the column
-// (kTermName, kTermDomain, kTermSchema; 0 after the last term) and kTermDescending.
+// the GROUP BY's terms (the columns that make a group, in order), kTermBits bits each from bit kTermShift: the
+// column (kTermName, kTermDomain, kTermSchema, kTermRangeType; 0 after the last term) and kTermDescending.
 constexpr int kArgcMask = 0xff, kEveryReport = 1 << 8, kGrouped = 1 << 9;
 constexpr int kNameUsed = 1 << 13;  // the query reads name: group() keeps each row's, read once
-constexpr int kTermShift = 14, kTermName = 1, kTermDomain = 2, kTermSchema = 3, kTermDescending = 4, kMaxTerms = 3;
+constexpr int kTermShift = 14, kTermBits = 4, kTermColumn = 7, kTermName = 1, kTermDomain = 2, kTermSchema = 3,
+              kTermRangeType = 4, kTermDescending = 8, kMaxTerms = 4;
+static_assert(kTermShift + kTermBits * kMaxTerms < 31, "the terms fit idxNum");
 
 // Orders the rows of every report so that rows equal in the key columns are adjacent, the groups sorted by the
 // terms (idxNum bits from kTermShift) as SQLite sorts them, rows in a group in projection order. For SQLite's GROUP
@@ -126,24 +141,28 @@ constexpr int kTermShift = 14, kTermName = 1, kTermDomain = 2, kTermSchema = 3, 
 // x" and then skips the ORDER BY's sort too.
 void Cursor::group(bool keep_names, int terms) {
   grouped = true;
-  auto term_column = [terms](int t) { return (terms >> (3 * t)) & 3; };
-  bool key_name = false, key_domain = false, key_schema = false;
+  auto term_column = [terms](int t) { return (terms >> (kTermBits * t)) & kTermColumn; };
+  bool key_name = false, key_domain = false, key_schema = false, key_range_type = false;
   for (int t = 0; t < kMaxTerms; ++t) {
     key_name |= term_column(t) == kTermName;
     key_domain |= term_column(t) == kTermDomain;
     key_schema |= term_column(t) == kTermSchema;
+    key_range_type |= term_column(t) == kTermRangeType;
   }
   std::unordered_map<std::string_view, uint32_t> name_ids;  // views of distinct_names
-  // A group's key: its name, domain and schema as numbers (the same for every row when not a term), each distinct
-  // value, NULL included, one number. Domains are numbered by their text (two processes may name theirs alike).
+  // A group's key: its name, domain, schema and range type as numbers (the same for every row when not a term),
+  // each distinct value, NULL included, one number. Domains are numbered by their text (two processes may name
+  // theirs alike); the range type is 1 for start/end; schema_and_type is the schema's number * 2 + the type's.
   struct GroupKey {
-    uint32_t name = 0, domain = 0, schema = 0;
-    bool operator==(const GroupKey& o) const { return name == o.name && domain == o.domain && schema == o.schema; }
+    uint32_t name = 0, domain = 0, schema_and_type = 0;
+    bool operator==(const GroupKey& o) const {
+      return name == o.name && domain == o.domain && schema_and_type == o.schema_and_type;
+    }
   };
   struct GroupKeyHash {
     size_t operator()(const GroupKey& k) const {
       uint64_t h = (uint64_t{k.name} << 32 | k.domain) * 0x9E3779B97F4A7C15ull;
-      return static_cast<size_t>(h ^ (h >> 29) ^ (uint64_t{k.schema} * 0xC2B2AE3D27D4EB4Full));
+      return static_cast<size_t>(h ^ (h >> 29) ^ (uint64_t{k.schema_and_type} * 0xC2B2AE3D27D4EB4Full));
     }
   };
   std::unordered_map<GroupKey, uint32_t, GroupKeyHash> group_ids;
@@ -183,7 +202,7 @@ void Cursor::group(bool keep_names, int terms) {
         }
         k.domain = domain_number;
       }
-      k.schema = schema_number;
+      k.schema_and_type = schema_number * 2 + (key_range_type && ranges[index].start_end ? 1 : 0);
       auto [g, new_group] = group_ids.try_emplace(k, static_cast<uint32_t>(members.size()));
       if (new_group) members.emplace_back();
       members[g->second].emplace_back(static_cast<uint32_t>(report), static_cast<uint32_t>(index));
@@ -198,6 +217,7 @@ void Cursor::group(bool keep_names, int terms) {
       if (column == kTermName) values[g].push_back(distinct_names[reports[report].name_index[index]]);
       else if (column == kTermDomain) values[g].push_back(domain_value());
       else if (column == kTermSchema) values[g].push_back(std::string_view(reports[report].schema));
+      else if (column == kTermRangeType) values[g].push_back(std::string_view(range_type_of(row())));
     }
   }
   std::vector<uint32_t> sorted(members.size());
@@ -207,7 +227,7 @@ void Cursor::group(bool keep_names, int terms) {
       const auto &x = values[a][t], &y = values[b][t];
       if (x == y) continue;
       const bool less = !x || (y && *x < *y);  // string_view compares bytes, unsigned
-      return ((terms >> (3 * t)) & kTermDescending) ? !less : less;
+      return ((terms >> (kTermBits * t)) & kTermDescending) ? !less : less;
     }
     return false;
   });
@@ -223,7 +243,7 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
 
 // The hidden column `schema` (= or IN) chooses the reports; a query that never names it reads "main", one that names
 // it otherwise (`schema like 'r%'`, `select schema`) reads every report and SQLite applies what it asks. A GROUP BY
-// over name, domain and schema alone gets its rows grouped (Cursor::group), so SQLite needs no sort.
+// over name, domain, schema and range_type alone gets its rows grouped (Cursor::group), so SQLite needs no sort.
 int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   int argc = 0;
   for (int i = 0; i < info->nConstraint; ++i) {
@@ -240,12 +260,13 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   // its own b-tree for it all the same.
   if (info->nOrderBy > 0 && info->nOrderBy <= kMaxTerms && sqlite3_vtab_distinct(info) == 1) {
     int terms = 0;
-    bool all_keys = true;  // every term is name, domain or schema
+    bool all_keys = true;  // every term is name, domain, schema or range_type
     for (int i = 0; i < info->nOrderBy && all_keys; ++i) {
       int column = info->aOrderBy[i].iColumn;
-      int term = column == kName ? kTermName : column == kDomain ? kTermDomain : column == kSchemaColumn ? kTermSchema : 0;
+      int term = column == kName ? kTermName : column == kDomain ? kTermDomain : column == kSchemaColumn ? kTermSchema
+               : column == kRangeType ? kTermRangeType : 0;
       all_keys = term != 0;
-      terms |= (term | (info->aOrderBy[i].desc ? kTermDescending : 0)) << (3 * i);
+      terms |= (term | (info->aOrderBy[i].desc ? kTermDescending : 0)) << (kTermBits * i);
     }
     if (all_keys) {
       info->idxNum |= kGrouped | ((info->colUsed & (uint64_t{1} << kName)) ? kNameUsed : 0) | (terms << kTermShift);
@@ -368,13 +389,13 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
         result_text(ctx, c->scratch);
         break;
       }
-      case kRangeType: sqlite3_result_text(ctx, r.start_end ? "start/end" : "push/pop", -1, SQLITE_STATIC); break;
+      case kRangeType: sqlite3_result_text(ctx, range_type_of(r), -1, SQLITE_STATIC); break;
       case kUnclosed: sqlite3_result_int(ctx, r.unclosed ? 1 : 0); break;
       case kGraphs: sqlite3_result_int64(ctx, r.graphs); break;
       case kGpuSpan: sqlite3_result_int64(ctx, r.gpu_span()); break;
       case kGpuOpTime: sqlite3_result_int64(ctx, r.gpu_op_time); break;
       case kGpuBusyTime: sqlite3_result_int64(ctx, r.gpu_busy_time); break;
-      case kChildren: sqlite3_result_int64(ctx, c->reports[c->report].children_of(r.nvtx_rowid)); break;
+      case kChildren: sqlite3_result_int64(ctx, c->reports[c->report].children_of(c->index)); break;
       case kSchemaColumn: result_text(ctx, c->current().schema); break;
       default: break;
     }

@@ -1,4 +1,4 @@
-// nvtx_kernel_ranges hands a GROUP BY over name, domain and schema its rows already grouped (SQLite then skips its
+// nvtx_kernel_ranges hands a GROUP BY over name, domain, schema and range_type its rows already grouped (SQLite then skips its
 // sort). Differentially: on every fixture, ATTACHed a second time as another report, a generated grid of
 // such queries (every ordered choice of key columns; GROUP BY with aggregates, with HAVING, with ORDER BY of the
 // keys ascending and descending, in a join; DISTINCT; each report selection; with and without a WHERE) gives the rows
@@ -25,11 +25,11 @@ std::string joined(const std::vector<std::string>& parts, const std::string& pre
 
 // Every ordered choice of one or more of the key columns.
 std::vector<std::vector<std::string>> key_choices() {
-  std::vector<std::string> columns = {"name", "domain", "schema"};
+  std::vector<std::string> columns = {"domain", "name", "range_type", "schema"};
   std::vector<std::vector<std::string>> out;
-  for (int mask = 1; mask < 8; ++mask) {
+  for (int mask = 1; mask < 16; ++mask) {
     std::vector<std::string> chosen;
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
       if (mask & (1 << i)) chosen.push_back(columns[static_cast<size_t>(i)]);
     std::sort(chosen.begin(), chosen.end());
     do out.push_back(chosen);

@@ -16,6 +16,13 @@ profiles+=("$tmp/concurrent_gpu_work.sqlite")
 # And a GPU whose breakdown, idle causes and findings are known by construction (its header).
 "$sqlite3_bin" "$tmp/gpu_causes.sqlite" < "$src/tests/fixtures/gpu_causes.sql"
 profiles+=("$tmp/gpu_causes.sqlite")
+# NVTX ranges of two (domain, name) pairs that print as one "domain:name": domain 'T:x' with ranges 'step' (pid 100)
+# and domain 'T' with a range 'x:step' (pid 200), all "T:x:step". nvtx_gpu_proj_sum and nvtx_sum group by the
+# printed text, as NVIDIA's reports do: one row of three ranges.
+"$sqlite3_bin" "$tmp/nvtx_printed_alike.sqlite" < "$src/tests/fixtures/nvtx_domains_per_process.sql"
+"$sqlite3_bin" "$tmp/nvtx_printed_alike.sqlite" "update NVTX_EVENTS set text = 'T:x' where rowid = 1" \
+  "update NVTX_EVENTS set text = 'T' where rowid = 2" "update NVTX_EVENTS set text = 'x:step' where rowid = 6"
+profiles+=("$tmp/nvtx_printed_alike.sqlite")
 # Launches recorded twice (two API rows for one kernel, as exports of about 2022 have; no export here has them): an
 # earlier call of another name, and the same call again on another thread of the process. cuda_kern_exec_sum, which
 # defines what it does with them (the earliest call, then the first stored), is checked on it below.
@@ -104,6 +111,9 @@ check "hostile span: bounded buckets" gpu_busy.sql 'NR == 100000 && $2 == 99999 
 check "hostile span: second bucket" gpu_busy.sql 'NR == 2 && $3 == -9223187569414038712' "$h"
 check "hostile span: queue depth" queue_depth.sql '$3 == 49999 && $4 == -184467440712904 && $5 == 2' "$h"
 check "hostile span: idle totals" gpu_idle.sql 'NR == 1 && $4 == 9223372036854775100 && $10 == "1.84467440737095e+19"' "$h"
+# Two (domain, name) pairs printed alike make one row (the extension's groups are merged again in SQL).
+check "NVTX names printed alike" nsys_stats/nvtx_gpu_proj_sum.sql '$1 == "T:x:step" && $2 == "PushPop" && $5 == 3' \
+  "$tmp/nvtx_printed_alike.sqlite"
 # Every number against its reference over the raw tables (Debian's python3: standard library only).
 python=/usr/bin/python3; [ -x "$python" ] || python=python3
 if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${profiles[@]}"; then failed=$((failed + 1)); fi
