@@ -17,13 +17,15 @@ with params(before, after) as (
 ),
 -- Each report read alone (schema = one name): reports need not share a clock to be compared. Names (and NVTX
 -- domains: the hidden column domain, read without args) are read for kernels and NVTX ranges only, grouped by name;
--- the other kinds are counted per kind, in a scan that asks for no name. No scan reads args.
+-- the other kinds are counted per kind, in a scan that asks for no name. No scan reads args. An NVTX name is joined to
+-- its domain after the grouping: an expression in a grouped SELECT is computed for every row, not every group.
 raw_rows as materialized (
   select 'before' as side, 'kernel' as kind, name, count(*) as n, sum(dur) as ns from trace_events
   where schema = (select before from params) and kind = 'kernel' and dur is not null group by name
   union all
-  select 'before', 'nvtx', coalesce(domain || ':', '') || name, count(*), sum(dur) from trace_events
-  where schema = (select before from params) and kind = 'nvtx' and dur is not null group by name, domain
+  select 'before', 'nvtx', coalesce(domain || ':', '') || name, n, ns from (
+    select name, domain, count(*) as n, sum(dur) as ns from trace_events
+    where schema = (select before from params) and kind = 'nvtx' and dur is not null group by name, domain)
   union all
   select 'before', kind, null, count(*), sum(dur) from trace_events
   where schema = (select before from params) and kind != 'kernel' and kind != 'nvtx' and dur is not null group by kind
@@ -31,8 +33,9 @@ raw_rows as materialized (
   select 'after' as side, 'kernel' as kind, name, count(*) as n, sum(dur) as ns from trace_events
   where schema = (select after from params) and kind = 'kernel' and dur is not null group by name
   union all
-  select 'after', 'nvtx', coalesce(domain || ':', '') || name, count(*), sum(dur) from trace_events
-  where schema = (select after from params) and kind = 'nvtx' and dur is not null group by name, domain
+  select 'after', 'nvtx', coalesce(domain || ':', '') || name, n, ns from (
+    select name, domain, count(*) as n, sum(dur) as ns from trace_events
+    where schema = (select after from params) and kind = 'nvtx' and dur is not null group by name, domain)
   union all
   select 'after', kind, null, count(*), sum(dur) from trace_events
   where schema = (select after from params) and kind != 'kernel' and kind != 'nvtx' and dur is not null group by kind
