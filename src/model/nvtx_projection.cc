@@ -183,6 +183,37 @@ class BackgroundJob {
   std::thread thread_;
 };
 
+// A table's rowids cut into chunks that two threads take, one from the front and one from the back, until they meet:
+// each reads as much as its other work leaves it time for. Reading a chunk: `rowid BETWEEN first(i) AND last(i)`.
+class RowidChunks {
+ public:
+  static constexpr int64_t kChunks = 64;
+  RowidChunks(int64_t lowest, int64_t highest) : lowest_(lowest) {
+    back_ = highest >= lowest ? kChunks : 0;
+    width_ = back_ ? (highest - lowest) / kChunks + 1 : 1;  // (highest - lowest) can be near INT64_MAX: no + 1 first
+  }
+  std::optional<int64_t> from_front() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (front_ < back_) return front_++;
+    return std::nullopt;
+  }
+  std::optional<int64_t> from_back() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (front_ < back_) return --back_;
+    return std::nullopt;
+  }
+  int64_t first(int64_t chunk) const { return saturating_add(lowest_, chunk * width_); }
+  int64_t last(int64_t chunk) const { return chunk + 1 == kChunks ? INT64_MAX : saturating_add(first(chunk + 1), -1); }
+
+ private:
+  static int64_t saturating_add(int64_t a, int64_t b) {
+    int64_t sum;
+    return __builtin_add_overflow(a, b, &sum) ? (b > 0 ? INT64_MAX : INT64_MIN) : sum;
+  }
+  std::mutex mutex_;
+  int64_t lowest_, width_, front_ = 0, back_;
+};
+
 // The GPU work of one key: what every range holding a call with that key counts, once however many of its calls
 // the range holds.
 struct Group {
@@ -702,11 +733,21 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     for (auto [s, e] : list) b.first = std::max(b.first, s), b.second = std::min(b.second, e);
   }
   Progress reading(progress, "NVTX projection: reading NVTX ranges", "rows", nvtx_rows);
-  auto read_ranges = [&](sqlite3* connection) {
-    uint64_t read = 0;
-    SelectBuilder b(*nvtx);
-    int rowid = b.expression("rowid"), start = b.column("start"), end = b.column("end"), tid = b.column("globalTid"),
-        end_tid = b.column("endGlobalTid"), type = b.column("eventType"), domain = b.column("domainId");
+  // The ranges are read a chunk of rowids at a time: with a thread to spare, that thread reads chunks from the front
+  // while this one reads the calls and the operations, then this one reads chunks from the back until they meet.
+  // Either way `all` ends up in rowid order, as one read of the table would give it.
+  RowidChunks chunks = [&] {
+    Statement s(db, "SELECT (SELECT min(rowid) FROM " + schema.qualified("NVTX_EVENTS") + "), (SELECT max(rowid) FROM " +
+                        schema.qualified("NVTX_EVENTS") + ")");
+    s.step();
+    return s.is_null(0) ? RowidChunks(0, -1) : RowidChunks(s.int64(0), s.int64(1));
+  }();
+  SelectBuilder range_columns(*nvtx);
+  const int rowid = range_columns.expression("rowid"), start = range_columns.column("start"),
+            end = range_columns.column("end"), tid = range_columns.column("globalTid"),
+            end_tid = range_columns.column("endGlobalTid"), type = range_columns.column("eventType"),
+            domain = range_columns.column("domainId");
+  auto range_statement = [&](sqlite3* connection) {
     // A window's: only ranges that start by its latest call and end at or after its earliest call's end.
     std::string narrowed;
     if (window) {
@@ -716,11 +757,19 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
         narrowed += " AND (\"end\" IS NULL OR +\"end\" > " + bound + " OR +start > " + bound + ")";
       }
     }
-    Statement s(connection, "SELECT " + b.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
-                                " WHERE start IS NOT NULL" + narrowed + " AND " + nvtx_types_condition(kNvtxRanges) +
-                                " AND globalTid IS NOT NULL");
+    return Statement(connection, "SELECT " + range_columns.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
+                                     " WHERE rowid BETWEEN ? AND ? AND start IS NOT NULL" + narrowed + " AND " +
+                                     nvtx_types_condition(kNvtxRanges) + " AND globalTid IS NOT NULL");
+  };
+  // The ranges of one chunk, appended to `out`; `read` counts the rows read (shown: the progress shown as they go).
+  auto read_chunk = [&](sqlite3* connection, Statement& s, int64_t chunk, MappedArray<ProjectedRange>& out,
+                        uint64_t& read, bool shown) {
+    s.reset();
+    s.bind(1, chunks.first(chunk));
+    s.bind(2, chunks.last(chunk));
     while (s.step()) {
-      reading.update(++read);
+      ++read;
+      if (shown) reading.update(read);
       ProjectedRange r;
       r.global_tid = s.int64(tid);
       std::optional<int64_t> ended_on = s.optional_int64(end_tid);
@@ -734,12 +783,16 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
         if (it == bounds.end() || r.start > it->second.first || r.end < it->second.second) continue;
       }
       r.nvtx_rowid = s.int64(rowid);
-      int64_t event_type = s.int64(type);
-      r.start_end = nvtx_type_is(event_type, NvtxRole::start_end_range);
+      r.start_end = nvtx_type_is(s.int64(type), NvtxRole::start_end_range);
       r.domain_id = static_cast<int32_t>(s.int64(domain));  // NULL: the default domain, 0
-      all.push_back(r);
+      out.push_back(r);
     }
-    reading.finish(read);
+  };
+  uint64_t read_from_front = 0, read_from_back = 0;
+  auto read_ranges_from_front = [&](sqlite3* connection) {
+    Statement s = range_statement(connection);
+    while (std::optional<int64_t> chunk = chunks.from_front())
+      read_chunk(connection, s, *chunk, all, read_from_front, true);
   };
   auto read_op = [](const Statement& s) {
     int64_t op_start = s.int64(2), op_end = std::max(op_start, s.int64(3));  // end before start: an instant
@@ -753,9 +806,12 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   // memory once more (the scan's own readers map them too), 300 MB more at the peak on the 200x profile.
   if (reader) Statement(reader->get(), "PRAGMA mmap_size = 0").step();
   std::optional<BackgroundJob> ranges_job;  // declared after reader: joined before its connection closes
+  // This thread's first chunk from the back is taken before the other thread starts: the two always share the
+  // table, whatever their speeds (and the tests always take both paths).
+  std::optional<int64_t> reserved_from_back = reader ? chunks.from_back() : std::nullopt;
   if (reader) {
     try {
-      ranges_job.emplace(reader->get(), [&, connection = reader->get()] { read_ranges(connection); });
+      ranges_job.emplace(reader->get(), [&, connection = reader->get()] { read_ranges_from_front(connection); });
     } catch (const std::system_error&) {
       reader.reset();  // no thread to be had: all on this one
     }
@@ -775,10 +831,26 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       if (x.key != y.key) return x.key < y.key;
       return x.op.device != y.op.device ? x.op.device < y.op.device : x.op.start < y.op.start;
     });
+    // Then the chunks the thread has not reached, from the back, each apart; appended in order once it is done.
+    std::vector<MappedArray<ProjectedRange>> from_back;  // the last chunk first
+    {
+      Statement s = range_statement(db);
+      for (std::optional<int64_t> chunk = reserved_from_back; chunk; chunk = chunks.from_back()) {
+        from_back.emplace_back();
+        read_chunk(db, s, *chunk, from_back.back(), read_from_back, false);
+      }
+    }
     ranges_job->wait();
+    for (auto chunk = from_back.rbegin(); chunk != from_back.rend(); ++chunk)
+      for (const ProjectedRange& r : *chunk) all.push_back(r);
   } else {
-    read_ranges(db);
+    read_ranges_from_front(db);
+    if (reserved_from_back) {  // the last chunk, when no thread could be started after all
+      Statement s = range_statement(db);
+      read_chunk(db, s, *reserved_from_back, all, read_from_front, true);
+    }
   }
+  reading.finish(read_from_front + read_from_back);
   if (all.empty()) return result;
 
   std::unordered_map<int64_t, ThreadRanges> by_thread;
