@@ -184,13 +184,16 @@ class BackgroundJob {
 };
 
 // A table's rowids cut into chunks that two threads take, one from the front and one from the back, until they meet:
-// each reads as much as its other work leaves it time for. Reading a chunk: `rowid BETWEEN first(i) AND last(i)`.
+// each reads as much as its other work leaves it time for. Chunk i is `rowid BETWEEN first(i) AND last(i)`; the
+// chunks cover [lowest, INT64_MAX] without a gap or an overlap. Rowids may lie anywhere in int64, so offsets are
+// unsigned (the span of two rowids is up to 2^64 - 1) and a first rowid past INT64_MAX is INT64_MAX: the chunks it
+// saturates are empty, but for the last one, which ends at INT64_MAX.
 class RowidChunks {
  public:
   static constexpr int64_t kChunks = 64;
   RowidChunks(int64_t lowest, int64_t highest) : lowest_(lowest) {
     back_ = highest >= lowest ? kChunks : 0;
-    width_ = back_ ? (highest - lowest) / kChunks + 1 : 1;  // (highest - lowest) can be near INT64_MAX: no + 1 first
+    width_ = (static_cast<uint64_t>(highest) - static_cast<uint64_t>(lowest)) / kChunks + 1;  // at most 2^58
   }
   std::optional<int64_t> from_front() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -202,16 +205,18 @@ class RowidChunks {
     if (front_ < back_) return --back_;
     return std::nullopt;
   }
-  int64_t first(int64_t chunk) const { return saturating_add(lowest_, chunk * width_); }
-  int64_t last(int64_t chunk) const { return chunk + 1 == kChunks ? INT64_MAX : saturating_add(first(chunk + 1), -1); }
+  int64_t first(int64_t chunk) const {
+    const uint64_t offset = static_cast<uint64_t>(chunk) * width_;  // below 2^64: chunk < 64
+    const uint64_t room = static_cast<uint64_t>(INT64_MAX) - static_cast<uint64_t>(lowest_);
+    return offset > room ? INT64_MAX : static_cast<int64_t>(static_cast<uint64_t>(lowest_) + offset);
+  }
+  int64_t last(int64_t chunk) const { return chunk + 1 == kChunks ? INT64_MAX : first(chunk + 1) - 1; }
 
  private:
-  static int64_t saturating_add(int64_t a, int64_t b) {
-    int64_t sum;
-    return __builtin_add_overflow(a, b, &sum) ? (b > 0 ? INT64_MAX : INT64_MIN) : sum;
-  }
   std::mutex mutex_;
-  int64_t lowest_, width_, front_ = 0, back_;
+  int64_t lowest_;
+  uint64_t width_;
+  int64_t front_ = 0, back_;
 };
 
 // The GPU work of one key: what every range holding a call with that key counts, once however many of its calls
