@@ -134,6 +134,14 @@ def five(value, prefix):
             f'round(nsystrace_stddev({value}), 1) as "{prefix}StdDev (ns)"')
 
 
+def printed_range(prefix=""):
+    """A row's "Range" and "Style" as NVIDIA prints them, from nvtx_kernel_ranges' domain, name and range_type (each
+    written prefix + column). nvtx_gpu_proj_sum prints its ranges and its groups with it: the groups are grouped again
+    where they print alike, so both must print the same way."""
+    return (f"coalesce({prefix}domain, '') || ':' || {prefix}name as \"Range\",\n"
+            f"         case {prefix}range_type when 'push/pop' then 'PushPop' else 'StartEnd' end as \"Style\"")
+
+
 # Reports whose rows are not one statistic of one value per name: their whole query. No export carries NVIDIA's
 # own results for these two (the --stats tables of 2020 predate them), so the test checks them against independent
 # references over the raw tables only (tests/sql/check_recipe_numbers.py).
@@ -185,8 +193,7 @@ order by sum(t) desc, "Kernel Name", "PID", "TID", "DevId", "API Name";"""),
         f"""with scope as not materialized (select * from nvtx_kernel_ranges),  -- read twice, a view both times
 -- children: the rows whose parent is this range (counted in the extension: no self-join)
 items as (
-  select coalesce(s.domain, '') || ':' || s.name as "Range",
-         case s.range_type when 'push/pop' then 'PushPop' else 'StartEnd' end as "Style",
+  select {printed_range("s.")},
          s.gpu_span as value, s."end" - s.start as range_time, s.gpu_ops, s.depth, s.children
   from scope s
 ),
@@ -203,8 +210,7 @@ by_domain_and_name_keys as materialized (
   group by s.domain, s.name, s.range_type
 ),
 by_domain_and_name as (
-  select coalesce(domain, '') || ':' || name as "Range",
-         case range_type when 'push/pop' then 'PushPop' else 'StartEnd' end as "Style", *
+  select {printed_range()}, *
   from by_domain_and_name_keys
 ),
 printed_alike as materialized (
