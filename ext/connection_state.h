@@ -127,6 +127,7 @@ bool is_export(const ProfileCatalog& catalog);
 int register_trace_events(sqlite3* db, ConnectionState* state, std::string* error);
 int register_chrome_trace(sqlite3* db, ConnectionState* state, std::string* error);
 int register_nvtx_kernel_ranges(sqlite3* db, ConnectionState* state, std::string* error);
+int register_event_totals(sqlite3* db, ConnectionState* state, std::string* error);
 int register_options(sqlite3* db, ConnectionState* state, std::string* error);
 int register_statistics(sqlite3* db, std::string* error);
 

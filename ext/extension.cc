@@ -258,6 +258,7 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
       if (rc == SQLITE_OK) rc = register_trace_events(db, state, &error);
       if (rc == SQLITE_OK) rc = register_chrome_trace(db, state, &error);
       if (rc == SQLITE_OK) rc = register_nvtx_kernel_ranges(db, state, &error);
+      if (rc == SQLITE_OK) rc = register_event_totals(db, state, &error);
       if (rc == SQLITE_OK) rc = register_options(db, state, &error);
       if (rc == SQLITE_OK) rc = register_statistics(db, &error);
     }

@@ -25,44 +25,10 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
   return connect_vtab(db, aux, trace_events_declaration(), out);
 }
 
-OfferedConstraint::Op op_of(unsigned char op) {
-  using Op = OfferedConstraint::Op;
-  switch (op) {
-    case SQLITE_INDEX_CONSTRAINT_EQ: return Op::eq;
-    case SQLITE_INDEX_CONSTRAINT_NE: return Op::ne;
-    case SQLITE_INDEX_CONSTRAINT_LT: return Op::lt;
-    case SQLITE_INDEX_CONSTRAINT_LE: return Op::le;
-    case SQLITE_INDEX_CONSTRAINT_GT: return Op::gt;
-    case SQLITE_INDEX_CONSTRAINT_GE: return Op::ge;
-    case SQLITE_INDEX_CONSTRAINT_LIKE: return Op::like;
-    case SQLITE_INDEX_CONSTRAINT_GLOB: return Op::glob;
-    case SQLITE_INDEX_CONSTRAINT_LIMIT: return Op::limit;
-    case SQLITE_INDEX_CONSTRAINT_OFFSET: return Op::offset;
-    default: return Op::other;  // IS, IS NOT, ISNULL, REGEXP, MATCH, functions...: SQLite applies them
-  }
-}
-
 // Translates sqlite3_index_info to the planner's terms (src/timeline/scan_plan.h) and its plan back.
 int best_index(sqlite3_index_info* info) {
-  std::vector<OfferedConstraint> offered(info->nConstraint);
   std::optional<int64_t> limit_value;
-  for (int i = 0; i < info->nConstraint; ++i) {
-    const auto& c = info->aConstraint[i];
-    OfferedConstraint& o = offered[i];
-    o.column = c.iColumn;
-    o.op = op_of(c.op);
-    o.usable = c.usable != 0;
-    if (!o.usable) continue;
-    if (o.op == OfferedConstraint::Op::limit) {
-      sqlite3_value* n = nullptr;  // a literal LIMIT is known now; a bound one is not
-      if (sqlite3_vtab_rhs_value(info, i, &n) == SQLITE_OK && sqlite3_value_numeric_type(n) == SQLITE_INTEGER)
-        limit_value = sqlite3_value_int64(n);
-      continue;
-    }
-    if (o.op == OfferedConstraint::Op::offset) continue;
-    o.binary = std::strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0;
-    o.whole_in_list = o.op == OfferedConstraint::Op::eq && sqlite3_vtab_in(info, i, -1);
-  }
+  std::vector<OfferedConstraint> offered = offered_constraints(info, &limit_value);
   std::vector<OfferedOrder> order_by(info->nOrderBy);
   for (int i = 0; i < info->nOrderBy; ++i)
     order_by[i] = OfferedOrder{info->aOrderBy[i].iColumn, info->aOrderBy[i].desc != 0};
@@ -71,23 +37,7 @@ int best_index(sqlite3_index_info* info) {
   // Kind by kind, the rows come as the GROUP BY wants them.
   if (plan.row_order == RowOrder::kind_ascending || plan.row_order == RowOrder::kind_descending)
     info->orderByConsumed = 1;
-  for (int i = 0; i < info->nConstraint; ++i) {
-    const ScanPlan::Use& use = plan.uses[i];
-    if (use.argv == 0) continue;
-    if (use.whole_in_list) sqlite3_vtab_in(info, i, 1);  // hand us the whole IN list at once
-    info->aConstraintUsage[i].argvIndex = use.argv;
-    info->aConstraintUsage[i].omit = use.omit;
-  }
-  info->estimatedRows = static_cast<sqlite3_int64>(plan.estimated_rows);
-  info->estimatedCost = plan.estimated_cost;
-  info->idxNum = plan.idx_num();
-  std::string idx = plan.idx_str();
-  if (!idx.empty()) {
-    info->idxStr = sqlite3_mprintf("%s", idx.c_str());
-    if (info->idxStr == nullptr) return SQLITE_NOMEM;
-    info->needToFreeIdxStr = 1;
-  }
-  return SQLITE_OK;
+  return hand_plan_to_sqlite(plan, info);
 }
 
 int x_best_index(sqlite3_vtab* vtab, sqlite3_index_info* info) {
@@ -127,79 +77,6 @@ int x_disconnect(sqlite3_vtab* vtab) {
   return disconnect_vtab(vtab);
 }
 
-FilterValue::Type storage_type(int t) {
-  switch (t) {
-    case SQLITE_INTEGER: return FilterValue::Type::integer;
-    case SQLITE_FLOAT: return FilterValue::Type::real;
-    case SQLITE_TEXT: return FilterValue::Type::text;
-    case SQLITE_BLOB: return FilterValue::Type::blob;
-    default: return FilterValue::Type::null;
-  }
-}
-
-FilterValue filter_value(sqlite3_value* v) {
-  FilterValue f;
-  f.type = storage_type(sqlite3_value_type(v));
-  if (f.type == FilterValue::Type::integer) {  // the launch join's ids: no copy, and its text as SQLite writes it
-    f.numeric = f.type;
-    f.integer = sqlite3_value_int64(v);
-    f.text = std::to_string(f.integer);
-    return f;
-  }
-  // sqlite3_value_numeric_type converts a protected value in place; read it from a copy so the text stays as given.
-  sqlite3_value* copy = sqlite3_value_dup(v);
-  if (copy == nullptr) throw std::bad_alloc();
-  f.numeric = storage_type(sqlite3_value_numeric_type(copy));
-  if (f.numeric == FilterValue::Type::integer) f.integer = sqlite3_value_int64(copy);
-  if (f.numeric == FilterValue::Type::real) f.real = sqlite3_value_double(copy);
-  sqlite3_value_free(copy);
-  f.text = std::string(text_of(v));
-  return f;
-}
-
-// xFilter's argv, each entry as its value or the members of its IN list, read into `args` in place: a join's inner
-// scan is filtered once per outer row with mostly the same values, and a TEXT value equal to the one already in its
-// place (`kind = 'cuda_api'`) is kept as it is, without the copy and numeric conversion filter_value() makes.
-void read_filter_arguments(std::vector<FilterArgument>& args, int argc, sqlite3_value** argv) {
-  args.resize(static_cast<size_t>(argc));
-  for (int i = 0; i < argc; ++i) {
-    FilterArgument& values = args[static_cast<size_t>(i)];
-    size_t n = 0;
-    for_each_in(argv[i], [&](sqlite3_value* x) {
-      if (n < values.size() && values[n].type == FilterValue::Type::text && sqlite3_value_type(x) == SQLITE_TEXT &&
-          values[n].text == text_of(x)) {
-        ++n;
-        return;
-      }
-      if (n < values.size()) values[n] = filter_value(x);
-      else values.push_back(filter_value(x));
-      ++n;
-    });
-    values.resize(n);
-  }
-}
-
-void check_is_export(const ProfileCatalog& catalog, sqlite3* db) {
-  if (is_export(catalog)) return;
-  const char* file = sqlite3_db_filename(db, catalog.schema().schema().c_str());
-  throw Error(fmt::format(
-      "nsystrace: database '{}' ({}) is not an Nsight Systems export: it has none of the tables nsys writes "
-      "(StringIds, CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, ...). Export the report with "
-      "`nsys export --type sqlite report.nsys-rep` and open the .sqlite file it writes.",
-      catalog.schema().schema(), file && *file ? file : "in memory"));
-}
-
-std::unique_ptr<TimelineScan> open_scan(ConnectionState& state, std::vector<TimelineScan::Report> reports,
-                                        const ScanFilter& filter) {
-  ConnectionState* s = &state;
-  return std::make_unique<TimelineScan>(
-      state.db(), std::move(reports), filter,
-      [s](const std::string& schema, const std::optional<ProjectionWindow>& window) {
-        return s->projection(schema, window);
-      },
-      state.threads);
-}
-
 int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc, sqlite3_value** argv) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
@@ -221,33 +98,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       const ScanPlan& plan = *cursor->plan;
       cursor->grouped = plan.feeds_groups;
       read_filter_arguments(cursor->arguments, argc, argv);
-      ScanFilter filter = build_filter(plan, cursor->arguments);
-      if (!cursor->reports_listed) {
-        cursor->reports = state->reports();
-        cursor->reports_listed = true;
-      }
-      const auto& reports_of_connection = cursor->reports;
-      if (plan.all_reports && filter.schemas.empty())
-        for (const auto& r : reports_of_connection) filter.schemas.push_back(r.first);
-      if (filter.schemas.empty()) filter.schemas.push_back("main");
-      for (const std::string& name : filter.schemas) {  // what the query names must exist and be an export
-        bool known = std::any_of(reports_of_connection.begin(), reports_of_connection.end(),
-                                 [&](const auto& r) { return r.first == name; });
-        if (known) continue;
-        check_schema_exists(state->db(), name);
-        check_is_export(*state->catalog(name), state->db());
-        // An export that is not one of the connection's reports: the temp database.
-        throw Error("nsystrace: '" + name + "' is not among the connection's reports (main and ATTACHed exports)");
-      }
-      if (previous && previous->restart(filter)) {
-        cursor->scan = std::move(previous);
-        return SQLITE_OK;
-      }
-      previous.reset();
-      std::vector<TimelineScan::Report> reports =
-          TimelineScan::align_reports(state->db(), reports_of_connection, filter.schemas);
-      for (TimelineScan::Report& r : reports) r.context.statements = &cursor->statements;
-      cursor->scan = open_scan(*state, std::move(reports), filter);
+      cursor->scan = open_planned_scan(*state, plan, cursor->arguments, cursor->reports_listed, cursor->reports,
+                                       cursor->statements, std::move(previous));
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));
     }

@@ -2,7 +2,11 @@
 #pragma once
 #include <cstring>
 #include <new>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ext/connection_state.h"
 #include "src/sqlite/statement.h"
@@ -124,6 +128,26 @@ inline std::string naming_the_profile(sqlite3* db, const std::string& message, c
 // them (its query names neither args nor event): for the trace aggregates' (*) forms, which read the row's args
 // from the cursor. Throws Error.
 TimelineScan& scan_with_args(TraceEventsCursor& cursor, ConnectionState& state);
+
+// The planner's view of SQLite's constraints (src/timeline/scan_plan.h); a literal LIMIT's value into *limit_value.
+std::vector<OfferedConstraint> offered_constraints(sqlite3_index_info* info, std::optional<int64_t>* limit_value);
+// A plan's constraint usage, costs, idxNum and idxStr into `info`; an SQLite result code.
+int hand_plan_to_sqlite(const ScanPlan& plan, sqlite3_index_info* info);
+// xFilter's argv into `args`, in place (see vtab_support.cc).
+void read_filter_arguments(std::vector<FilterArgument>& args, int argc, sqlite3_value** argv);
+
+using ConnectionReports = std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>>;
+// The scan over the connection's reports, with its threads and its NVTX projections, for `filter`.
+std::unique_ptr<TimelineScan> open_scan(ConnectionState& state, std::vector<TimelineScan::Report> reports,
+                                        const ScanFilter& filter);
+// The scan a cursor's plan and constraint values ask for: `previous` restarted in place when the new filter allows
+// (a join's inner lookups), else a new one. The connection's reports are listed at the cursor's first call
+// (reports_listed) and kept; the readers take their statements from `statements`. Throws Error for a schema that
+// is not one of the connection's reports.
+std::unique_ptr<TimelineScan> open_planned_scan(ConnectionState& state, const ScanPlan& plan,
+                                                const std::vector<FilterArgument>& arguments, bool& reports_listed,
+                                                ConnectionReports& reports_of_connection, StatementCache& statements,
+                                                std::unique_ptr<TimelineScan> previous);
 
 inline void result_text(sqlite3_context* ctx, std::string_view s) {
   sqlite3_result_text64(ctx, s.data(), s.size(), SQLITE_TRANSIENT, SQLITE_UTF8);

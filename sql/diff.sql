@@ -15,32 +15,23 @@ with params(before, after) as (
   select coalesce((select name from pragma_database_list where name = 'before'), 'main'),
          coalesce((select name from pragma_database_list where name = 'after'), 'main')
 ),
--- Each report read alone (schema = one name): reports need not share a clock to be compared. Names (and NVTX
--- domains: the hidden column domain, read without args) are read for kernels and NVTX ranges only, grouped by name;
--- the other kinds are counted per kind, in a scan that asks for no name. No scan reads args. An NVTX name is joined to
--- its domain after the grouping: an expression in a grouped SELECT is computed for every row, not every group.
+-- Each report read alone (schema = one name): reports need not share a clock to be compared. Each report's totals
+-- per (kind, name, domain) come from one scan of event_totals, which totals trace_events' rows as it reads them
+-- (timed: the rows with a duration; total_ns: the sum of their durations; a GROUP BY over trace_events would sort
+-- every row first, and one scan of every kind reads the tables on the cores there are).
 raw_rows as materialized (
-  select 'before' as side, 'kernel' as kind, name, count(*) as n, sum(dur) as ns from trace_events
-  where schema = (select before from params) and kind = 'kernel' and dur is not null group by name
+  select 'before' as side, kind, name, domain, timed as n, total_ns as ns from event_totals
+  where schema = (select before from params) and timed > 0
   union all
-  select 'before', 'nvtx', coalesce(domain || ':', '') || name, n, ns from (
-    select name, domain, count(*) as n, sum(dur) as ns from trace_events
-    where schema = (select before from params) and kind = 'nvtx' and dur is not null group by name, domain)
-  union all
-  select 'before', kind, null, count(*), sum(dur) from trace_events
-  where schema = (select before from params) and kind != 'kernel' and kind != 'nvtx' and dur is not null group by kind
-  union all
-  select 'after' as side, 'kernel' as kind, name, count(*) as n, sum(dur) as ns from trace_events
-  where schema = (select after from params) and kind = 'kernel' and dur is not null group by name
-  union all
-  select 'after', 'nvtx', coalesce(domain || ':', '') || name, n, ns from (
-    select name, domain, count(*) as n, sum(dur) as ns from trace_events
-    where schema = (select after from params) and kind = 'nvtx' and dur is not null group by name, domain)
-  union all
-  select 'after', kind, null, count(*), sum(dur) from trace_events
-  where schema = (select after from params) and kind != 'kernel' and kind != 'nvtx' and dur is not null group by kind
+  select 'after', kind, name, domain, timed, total_ns from event_totals
+  where schema = (select after from params) and timed > 0
 ),
-names as (select distinct name from raw_rows where kind in ('kernel', 'nvtx')),
+-- Kernels per name, NVTX ranges per domain:name, and every kind per kind (the 'event' rows below).
+named_rows as (
+  select side, kind, case kind when 'nvtx' then coalesce(domain || ':', '') || name else name end as name, n, ns
+  from raw_rows where kind in ('kernel', 'nvtx')
+),
+names as (select distinct name from named_rows),
 no_input_ids as (
   select name, case when instr(name, ', input_op_ids = ') > 0
                     then substr(name, 1, instr(name, ', input_op_ids = ') - 1) else name end as n1
@@ -75,10 +66,9 @@ addresses(name, done, rest) as (
 normalized as (select name, done || rest as stable from addresses where instr(rest, '0x') = 0),
 keyed as (
   select side, r.kind, coalesce(m.stable, r.name) as name, n, ns
-  from raw_rows r left join normalized m on m.name = r.name and r.kind in ('kernel', 'nvtx')
-  where r.kind in ('kernel', 'nvtx')
+  from named_rows r left join normalized m on m.name = r.name
   union all
-  select side, 'event', kind, n, ns from raw_rows
+  select side, 'event', kind, sum(n), sum(ns) from raw_rows group by side, kind
 ),
 joined as (
   select kind, name,

@@ -390,6 +390,81 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
       if (run("trace_events") != run("temp.every_row")) rep.failures.push_back(std::string(q) + ": differs");
     }
   }
+  // event_totals: the rows totalled per (schema, kind, name, domain). Whatever its WHERE (on a group's columns,
+  // which the scan applies to the rows, or on the totals, which SQLite applies), ORDER BY, LIMIT and OFFSET, it must
+  // answer as the same query over every_row's GROUP BY does.
+  {
+    const std::string columns = "kind, name, domain, events, timed, total_ns, min_ns, max_ns, schema, derived";
+    const std::string grouped =
+        "(select kind, name, domain, count(*) as events, count(dur) as timed, sum(dur) as total_ns, min(dur) as "
+        "min_ns, max(dur) as max_ns, schema, derived from temp.every_row group by schema, kind, name, domain)";
+    const std::string first = " from temp.every_row where kind in ('kernel', 'nvtx') and length(name) < 200 "
+                              "order by schema, rowid limit 1";
+    std::string name = db.text("select quote(name)" + first), head = db.text("select quote(substr(name, 1, 2))" + first);
+    if (name.empty()) name = head = "'x'";
+    auto result = [&](const std::string& sql) {
+      try {
+        return db.rows(sql);
+      } catch (const std::exception& e) {  // (a sum past int64: SQLite's "integer overflow", which both must give)
+        return std::vector<std::vector<std::string>>{{std::string("error: ") + e.what()}};
+      }
+    };
+    std::string key = "schema, kind, name, domain";
+    // A query that names neither schema nor derived reads main's stored events, as over trace_events.
+    for (const std::string& where : {std::string("1"), std::string("kind in ('kernel', 'nvtx', 'cuda_api')")}) {
+      if (shape++ % stride != phase % stride) continue;
+      ++rep.queries;
+      const std::string some = "kind, name, domain, events, timed, total_ns, min_ns, max_ns";
+      auto got = result("select " + some + " from event_totals where " + where + " order by kind, name, domain");
+      auto want = result("select " + some + " from " + grouped + " where " + where +
+                         " and schema = 'main' and derived = 0 order by kind, name, domain");
+      if (got != want)
+        rep.failures.push_back("event_totals where " + where + ": " + std::to_string(got.size()) + " rows, " +
+                               std::to_string(want.size()) + " from main's stored rows");
+    }
+    std::vector<std::pair<std::string, std::string>> shapes = {  // (WHERE over event_totals, over the groups)
+        {"1", "1"},  // naming schema and derived (the columns): every report, stored and derived
+        {every, every},
+        {every + "and kind = 'kernel'", every + "and kind = 'kernel'"},
+        {every + "and kind != 'nvtx'", every + "and kind != 'nvtx'"},
+        {"kind in ('kernel', 'nvtx', 'cuda_api', 'memcpy')", "kind in ('kernel', 'nvtx', 'cuda_api', 'memcpy')"},
+        {every + "and name like '%a%'", every + "and name like '%a%'"},
+        {every + "and name glob '*e*'", every + "and name glob '*e*'"},
+        {every + "and name = " + name, every + "and name = " + name},
+        {every + "and name in (" + name + ", 'x', NULL)", every + "and name in (" + name + ", 'x', NULL)"},
+        {every + "and name like " + head + " || '%' and kind != 'cuda_api'",
+         every + "and name like " + head + " || '%' and kind != 'cuda_api'"},
+        {every + "and domain is not null", every + "and domain is not null"},
+        {every + "and timed > 0 and events > 1", every + "and timed > 0 and events > 1"},
+        {every + "and total_ns > 1000 and min_ns < max_ns", every + "and total_ns > 1000 and min_ns < max_ns"},
+        {"schema = 'main' and derived = 1", "schema = 'main' and derived = 1"},
+        {"derived in (0, 1) and kind = 'nvtx_kernel' and schema = 'main'",
+         "derived in (0, 1) and kind = 'nvtx_kernel' and schema = 'main'"},
+        {every + "and schema != 'main' and kind = 'nvtx'", every + "and schema != 'main' and kind = 'nvtx'"},
+    };
+    // A LIMIT without ORDER BY (SQLite may hand it to the scan): as many groups as it allows, each one a group.
+    for (const auto& [ours, reference] : shapes) {
+      if (shape++ % stride != phase % stride) continue;
+      ++rep.queries;
+      const std::string limited = "(select " + columns + " from event_totals where " + ours + " limit 2)";
+      // (EXCEPT compares NULLs as equal: the groups not among the reference's, none)
+      auto got = result("select (select count(*) from " + limited + "), (select count(*) from (select * from " +
+                        limited + " except select " + columns + " from " + grouped + " where " + reference + "))");
+      auto want = result("select min(2, count(*)), 0 from " + grouped + " where " + reference);
+      if (got != want) rep.failures.push_back("event_totals where " + ours + " limit 2: not the groups it allows");
+    }
+    for (const auto& [ours, reference] : shapes)
+      for (const std::string& tail : {"order by " + key, "order by total_ns desc, " + key + " limit 3",
+                                      "order by events, " + key + " limit 2 offset 1"}) {
+        if (shape++ % stride != phase % stride) continue;
+        ++rep.queries;
+        auto got = result("select " + columns + " from event_totals where " + ours + " " + tail);
+        auto want = result("select " + columns + " from " + grouped + " where " + reference + " " + tail);
+        if (got != want)
+          rep.failures.push_back("event_totals where " + ours + " " + tail + ": " + std::to_string(got.size()) +
+                                 " rows, " + std::to_string(want.size()) + " from every_row's GROUP BY");
+      }
+  }
   // Joins: the launch join (the inner scan takes the constraints), and a join on a non-key column.
   {
     // (the call's thread and pid: its track, set aside and taken back between lookups, TrackLayout::reset)

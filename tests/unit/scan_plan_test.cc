@@ -2,6 +2,7 @@
 // same tokens and flags, for every token, whatever spacing idxStr has.
 #include <gtest/gtest.h>
 
+#include "src/timeline/event_totals.h"
 #include "src/timeline/scan_plan.h"
 
 namespace nsystrace {
@@ -45,6 +46,46 @@ TEST(ScanPlanRowOrder, OnlyAGroupByThatNamesNoPlacementOrderedColumn) {
   EXPECT_EQ(order_of(1, {}, count_and_sum), RowOrder::time);
   EXPECT_EQ(build_filter(plan_scan({}, {{kind, true}}, 1, count_and_sum), {}).order, RowOrder::kind_descending);
   EXPECT_EQ(build_filter(plan_scan({}, {}, 0, count_and_sum), {}).order, RowOrder::time);
+}
+
+// event_totals' plan: the constraints on a group's kind, name, schema and derived go to the scan as trace_events'
+// (kind, schema and derived omitted, name re-checked by SQLite); those on the totals and the domain, and a LIMIT or
+// OFFSET (they count groups), stay with SQLite; the rows come in any order, without args.
+TEST(EventTotalsPlan, TheGroupsColumnsGoToTheScanTheTotalsStayWithSqlite) {
+  using Op = OfferedConstraint::Op;
+  auto on = [](TotalsColumn c, Op op) {
+    OfferedConstraint o;
+    o.column = static_cast<int>(c);
+    o.op = op;
+    return o;
+  };
+  std::vector<OfferedConstraint> offered = {
+      on(TotalsColumn::kind, Op::eq),    on(TotalsColumn::name, Op::like),   on(TotalsColumn::timed, Op::gt),
+      on(TotalsColumn::schema, Op::eq),  on(TotalsColumn::domain, Op::eq),   on(TotalsColumn::total_ns, Op::eq),
+      on(TotalsColumn::derived, Op::eq), on(TotalsColumn::kind, Op::limit),  on(TotalsColumn::kind, Op::offset)};
+  offered.push_back(OfferedConstraint{});  // the rowid (column -1), = : a group's position
+  offered.back().op = Op::eq;
+  ScanPlan plan = plan_totals(offered, 0);
+  ASSERT_EQ(plan.uses.size(), offered.size());
+  auto handed = [&](size_t i) { return plan.uses[i].argv > 0; };
+  EXPECT_TRUE(handed(0) && plan.uses[0].omit);
+  EXPECT_TRUE(handed(1) && !plan.uses[1].omit);
+  EXPECT_TRUE(handed(3) && plan.uses[3].omit);
+  EXPECT_TRUE(handed(6) && plan.uses[6].omit);
+  for (size_t i : {2, 4, 5, 7, 8, 9}) EXPECT_FALSE(handed(i)) << i;
+  EXPECT_EQ(plan.tokens, (std::vector<Token>{Token::kind_eq, Token::name_like, Token::schema_eq, Token::derived_eq}));
+  EXPECT_EQ(plan.row_order, RowOrder::any);
+  EXPECT_TRUE(plan.no_args);
+  ScanPlan back = ScanPlan::from_idx(plan.idx_num(), plan.idx_str().c_str());
+  EXPECT_EQ(back.row_order, RowOrder::any);
+  EXPECT_EQ(back.tokens, plan.tokens);
+  // Naming schema or derived (colUsed) without fixing them: every report, both kinds of rows.
+  const uint64_t schema_and_derived = (uint64_t{1} << static_cast<int>(TotalsColumn::schema)) |
+                                      (uint64_t{1} << static_cast<int>(TotalsColumn::derived));
+  ScanPlan every = plan_totals({}, schema_and_derived);
+  EXPECT_TRUE(every.all_reports && every.all_derived);
+  ScanPlan main_only = plan_totals({}, 0);
+  EXPECT_FALSE(main_only.all_reports || main_only.all_derived);
 }
 
 TEST(ScanPlanIdx, SpacesAndEmptyStrings) {

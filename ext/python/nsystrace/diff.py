@@ -25,7 +25,8 @@ COLUMNS = ["kind", "name", "count_before", "count_after", "total_ns_before", "to
 
 
 SIDES = ("before", "after")
-# The CTE of sql/diff.sql that reads the reports: one row per (side, kind, name) with its count n and total ns.
+# The CTE of sql/diff.sql that reads the reports: one row per (side, kind, name, domain) with its count n and total
+# ns.
 RAW_ROWS = "raw_rows as materialized ("
 
 
@@ -61,7 +62,7 @@ def side_sql(recipe, side):
     params then name for both sides): the CTE not materialized, so that SQLite pushes `side = ...` into each arm
     of its UNION ALL and never runs the other side's scans (a constant false condition ends an arm at once)."""
     head, body, _ = split_recipe(recipe)
-    return f"{head}raw_rows as ({body})\nselect side, kind, name, n, ns from raw_rows where side = '{side}'"
+    return f"{head}raw_rows as ({body})\nselect side, kind, name, domain, n, ns from raw_rows where side = '{side}'"
 
 
 def compare(before, after, parallel=True):
@@ -111,9 +112,9 @@ def _in_parallel(recipe, before, after):
     head, _, rest = split_recipe(recipe)
     mem = sqlite3.connect(":memory:")  # plain SQL from here: no extension
     try:
-        mem.execute("create temp table raw_rows(side, kind, name, n, ns)")
+        mem.execute("create temp table raw_rows(side, kind, name, domain, n, ns)")
         for rows in sides:
-            mem.executemany("insert into raw_rows values (?, ?, ?, ?, ?)", rows)
+            mem.executemany("insert into raw_rows values (?, ?, ?, ?, ?, ?)", rows)
         cur = mem.execute(head + rest)
         return [d[0] for d in cur.description], cur.fetchall()
     finally:

@@ -1,0 +1,133 @@
+// event_totals: an eponymous, read-only virtual table with one row per (report, kind, name, domain) of trace_events:
+// its rows, the rows with a duration, and the sum, least and greatest of their durations (src/timeline/
+// event_totals.h). The totals are made at xFilter, in one scan of the rows the constraints on kind, name, schema and
+// derived leave (trace_events' planner and scan), then handed over; SQLite applies every other constraint.
+#include "ext/vtab_support.h"
+#include "src/timeline/event_totals.h"
+
+namespace nsystrace {
+namespace {
+
+struct TotalsCursor {
+  sqlite3_vtab_cursor base;  // must stay first
+  StatementCache statements;  // the scan's readers' (declared first: outlives the scan)
+  bool reports_listed = false;
+  ConnectionReports reports;
+  std::vector<FilterArgument> arguments;
+  std::unique_ptr<EventTotals> totals;
+  std::vector<std::string> schemas;  // by report number, for the schema column
+  size_t position = 0;
+};
+
+int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
+  return connect_vtab(db, aux, event_totals_declaration(), out);
+}
+
+int x_best_index(sqlite3_vtab* vtab, sqlite3_index_info* info) {
+  return guarded(vtab, [&] {
+    std::optional<int64_t> limit_value;  // (a LIMIT counts groups: the scan never takes it)
+    ScanPlan plan = plan_totals(offered_constraints(info, &limit_value), static_cast<uint64_t>(info->colUsed));
+    return hand_plan_to_sqlite(plan, info);
+  });
+}
+
+int x_open(sqlite3_vtab*, sqlite3_vtab_cursor** out) {
+  auto* cursor = new (std::nothrow) TotalsCursor();
+  if (cursor == nullptr) return SQLITE_NOMEM;
+  *out = &cursor->base;
+  return SQLITE_OK;
+}
+
+int x_close(sqlite3_vtab_cursor* base) {
+  delete reinterpret_cast<TotalsCursor*>(base);
+  return SQLITE_OK;
+}
+
+int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int argc, sqlite3_value** argv) {
+  auto* cursor = reinterpret_cast<TotalsCursor*>(base);
+  auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
+  cursor->totals.reset();
+  cursor->position = 0;
+  return guarded(base->pVtab, [&] {
+    ConnectionState* state = vtab->state;
+    try {
+      ScanPlan plan = ScanPlan::from_idx(idx_num, idx_str);
+      read_filter_arguments(cursor->arguments, argc, argv);
+      std::unique_ptr<TimelineScan> scan = open_planned_scan(*state, plan, cursor->arguments, cursor->reports_listed,
+                                                             cursor->reports, cursor->statements, nullptr);
+      auto totals = std::make_unique<EventTotals>();
+      // The whole scan runs in this call, so it checks now and then that the statement was not interrupted
+      // (sqlite3_interrupt, Ctrl-C): a statement stepped on an interrupted connection fails at once.
+      Statement interrupted(state->db(), "SELECT 1");
+      for (uint64_t n = 1; !scan->eof(); scan->next(), ++n) {
+        totals->add(scan->row());
+        if (n % 4096 == 0) {
+          interrupted.reset();
+          interrupted.step();
+        }
+      }
+      cursor->schemas.clear();
+      for (const TimelineScan::Report& r : scan->reports()) {
+        if (cursor->schemas.size() <= static_cast<size_t>(r.context.index))
+          cursor->schemas.resize(static_cast<size_t>(r.context.index) + 1);
+        cursor->schemas[static_cast<size_t>(r.context.index)] = r.context.schema;
+      }
+      cursor->totals = std::move(totals);
+    } catch (const Error& e) {
+      throw Error(naming_the_profile(state->db(), e.what()));
+    }
+    return SQLITE_OK;
+  });
+}
+
+int x_next(sqlite3_vtab_cursor* base) {
+  ++reinterpret_cast<TotalsCursor*>(base)->position;
+  return SQLITE_OK;
+}
+
+int x_eof(sqlite3_vtab_cursor* base) {
+  auto* cursor = reinterpret_cast<TotalsCursor*>(base);
+  return !cursor->totals || cursor->position >= cursor->totals->groups().size();
+}
+
+int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
+  auto* cursor = reinterpret_cast<TotalsCursor*>(base);
+  const EventTotals::Group& g = cursor->totals->groups()[cursor->position];
+  switch (static_cast<TotalsColumn>(column)) {
+    case TotalsColumn::kind: sqlite3_result_text(ctx, kind_name(g.kind), -1, SQLITE_STATIC); break;
+    case TotalsColumn::name: result_text(ctx, g.name); break;
+    case TotalsColumn::domain: if (g.domain) result_text(ctx, *g.domain); break;
+    case TotalsColumn::events: sqlite3_result_int64(ctx, g.events); break;
+    case TotalsColumn::timed: sqlite3_result_int64(ctx, g.timed); break;
+    case TotalsColumn::total_ns:
+      if (g.overflowed) {  // as SQLite's sum() over the same rows
+        sqlite3_result_error(ctx, "integer overflow", -1);
+        return SQLITE_ERROR;
+      }
+      if (g.timed > 0) sqlite3_result_int64(ctx, g.total_ns);
+      break;
+    case TotalsColumn::min_ns: if (g.timed > 0) sqlite3_result_int64(ctx, g.min_ns); break;
+    case TotalsColumn::max_ns: if (g.timed > 0) sqlite3_result_int64(ctx, g.max_ns); break;
+    case TotalsColumn::schema: result_text(ctx, cursor->schemas[static_cast<size_t>(g.report)]); break;
+    case TotalsColumn::derived: sqlite3_result_int(ctx, is_derived(g.kind)); break;
+  }
+  return SQLITE_OK;
+}
+
+int x_rowid(sqlite3_vtab_cursor* base, sqlite3_int64* rowid) {
+  *rowid = static_cast<sqlite3_int64>(reinterpret_cast<TotalsCursor*>(base)->position) + 1;
+  return SQLITE_OK;
+}
+
+const sqlite3_module kModule =
+    read_only_eponymous_module(x_connect, x_best_index, x_open, x_close, x_filter, x_next, x_eof, x_column, x_rowid);
+
+}  // namespace
+
+int register_event_totals(sqlite3* db, ConnectionState* state, std::string* error) {
+  int rc = sqlite3_create_module_v2(db, "event_totals", &kModule, state, nullptr);
+  if (rc != SQLITE_OK) *error = "cannot register event_totals";
+  return rc;
+}
+
+}  // namespace nsystrace
