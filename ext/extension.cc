@@ -168,6 +168,19 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     sqlite3_result_int(ctx, state->threads);
     return;
   }
+  if (name == "totals_memory_mb") {
+    if (argc > 1) {
+      if (sqlite3_value_numeric_type(argv[1]) != SQLITE_INTEGER || sqlite3_value_int64(argv[1]) < 0 ||
+          sqlite3_value_int64(argv[1]) > (int64_t{1} << 30)) {
+        sqlite3_result_error(ctx, "nsystrace_option('totals_memory_mb', value): value must be an integer from 0 to 2^30",
+                             -1);
+        return;
+      }
+      state->totals_memory_mb = sqlite3_value_int64(argv[1]);
+    }
+    sqlite3_result_int64(ctx, state->totals_memory_mb);
+    return;
+  }
   if (name == "gpu_model") {
     if (argc > 1) {
       std::string_view v = sqlite3_value_type(argv[1]) == SQLITE_TEXT
@@ -191,8 +204,9 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
                          "out), progress (1: long phases report done/total and the time left on stderr; the "
                          "default is 1 when stderr is a terminal), threads (how many threads a conversion may "
                          "use; the default is the cores available), wall_clock (1, the default: a Perfetto trace's "
-                         "times are wall-clock times; 0: the time since the session start) and gpu_model ('typed', the default: a Perfetto trace writes GPU "
-                         "work in Perfetto's GPU compute model; 'slices': as slices)",
+                         "times are wall-clock times; 0: the time since the session start), gpu_model ('typed', the default: a Perfetto trace writes GPU "
+                         "work in Perfetto's GPU compute model; 'slices': as slices) and totals_memory_mb (the memory "
+                         "event_totals hashes its groups in before SQLite groups them instead; 256 by default)",
                          -1);
     return;
   }

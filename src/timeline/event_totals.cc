@@ -1,5 +1,7 @@
 #include "src/timeline/event_totals.h"
 
+#include <algorithm>
+#include <cstring>
 #include <functional>
 
 #include "src/sqlite/statement.h"
@@ -84,6 +86,22 @@ const std::string* EventTotals::canonical_domain(const std::string* domain) {
   return last_canonical_ = canonical;
 }
 
+std::string_view EventTotals::keep_name(std::string_view name) {
+  constexpr size_t kBlock = size_t{1} << 20;
+  if (name.empty()) return {};
+  if (name.size() > block_left_) {
+    size_t size = std::max(kBlock, name.size());
+    name_blocks_.push_back(std::make_unique<char[]>(size));
+    block_next_ = name_blocks_.back().get();
+    block_left_ = size;
+  }
+  std::memcpy(block_next_, name.data(), name.size());
+  std::string_view kept(block_next_, name.size());
+  block_next_ += name.size();
+  block_left_ -= name.size();
+  return kept;
+}
+
 void EventTotals::add(const TraceRow& row) {
   const std::string* domain = canonical_domain(row.domain);
   const uint64_t hash = hash_of(row.report, row.kind, row.name, domain);
@@ -102,9 +120,11 @@ void EventTotals::add(const TraceRow& row) {
     Group g;
     g.report = row.report;
     g.kind = row.kind;
-    g.name = names_.emplace_back(row.name);  // the group's own copy
+    g.name = keep_name(row.name);  // the group's own copy
     g.domain = domain;
     slots_[at] = Slot{hash, static_cast<uint32_t>(groups_.size())};
+    // (a group, its hash, two slots of a table at most half full, up to twice as many while a vector grows)
+    bytes_ += 2 * (sizeof(Group) + sizeof(uint64_t)) + 2 * sizeof(Slot) + row.name.size();
     groups_.push_back(g);
     hashes_.push_back(hash);
   }

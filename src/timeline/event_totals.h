@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +68,9 @@ class EventTotals {
   void add(const TraceRow& row);
   // The groups in the order their first row came (the scan's order: the same on every run and thread count).
   const std::vector<Group>& groups() const { return groups_; }
+  // About the memory the groups take (their names, the table, the groups), to bound it: past a budget the caller
+  // lets SQLite group the rows instead (event_totals' totals_memory_mb), whose sort spills to disk.
+  size_t bytes() const { return bytes_; }
 
  private:
   // An open-addressing table of the groups (linear probing, a power of two of slots, at most half full): one
@@ -81,9 +85,15 @@ class EventTotals {
   const std::string* canonical_domain(const std::string* domain);
 
   std::vector<Group> groups_;
+  size_t bytes_ = 0;
   std::vector<uint64_t> hashes_;  // by group
   std::vector<Slot> slots_;
-  std::deque<std::string> names_;                     // each group's name; a deque: they stay where they are
+  // Each group's name, packed in blocks that never move (a std::string per group cost 50 more bytes a group: a
+  // profile whose every NVTX range has a name of its own, PyTorch's "seq = N", has as many groups as ranges).
+  std::string_view keep_name(std::string_view name);
+  std::vector<std::unique_ptr<char[]>> name_blocks_;
+  size_t block_left_ = 0;
+  char* block_next_ = nullptr;
   // Domain texts: the catalog's pointer -> the canonical copy of its text (two processes' "NCCL" are one domain).
   std::unordered_map<const std::string*, const std::string*> domain_of_pointer_;
   std::unordered_map<std::string_view, const std::string*> domain_of_text_;

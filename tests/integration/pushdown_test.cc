@@ -362,3 +362,30 @@ TEST_F(Pushdown, OperatorsTheScanDoesNotApplyOnDerivedGetSqlitesAnswer) {
 }
 
 }  // namespace
+
+namespace {
+
+// event_totals' sum past int64 fails as SQLite's sum() does, and only for a query that reads it, whether the groups
+// are hashed or (past totals_memory_mb; 0: at once) grouped by SQLite.
+TEST(EventTotals, ASumPastInt64FailsAsSqlitesSum) {
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+  // Three kernels of one name lasting 2^62 ns each.
+  db.exec("update CUPTI_ACTIVITY_KIND_KERNEL set end = start + 4611686018427387904 where rowid in (select rowid from "
+          "CUPTI_ACTIVITY_KIND_KERNEL where shortName = (select shortName from CUPTI_ACTIVITY_KIND_KERNEL order by "
+          "rowid limit 1) order by rowid limit 3)");
+  const std::string grouped = "from trace_events where kind = 'kernel' group by name";
+  EXPECT_NE(db.error_of("select sum(dur) " + grouped).find("integer overflow"), std::string::npos);
+  for (const char* budget : {"256", "0"}) {
+    db.exec(std::string("select nsystrace_option('totals_memory_mb', ") + budget + ")");
+    EXPECT_NE(db.error_of("select total_ns from event_totals where kind = 'kernel'").find("integer overflow"),
+              std::string::npos) << budget;
+    EXPECT_EQ(db.rows("select name, events, timed, min_ns, max_ns from event_totals where kind = 'kernel' order by name"),
+              db.rows("select name, count(*), count(dur), min(dur), max(dur) " + grouped + " order by name"))
+        << budget;
+    EXPECT_EQ(db.integer("select max(events) from event_totals where kind = 'kernel'"),
+              db.integer("select max(n) from (select count(*) as n " + grouped + ")")) << budget;
+  }
+}
+
+}  // namespace

@@ -392,8 +392,11 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
   }
   // event_totals: the rows totalled per (schema, kind, name, domain). Whatever its WHERE (on a group's columns,
   // which the scan applies to the rows, or on the totals, which SQLite applies), ORDER BY, LIMIT and OFFSET, it must
-  // answer as the same query over every_row's GROUP BY does.
-  {
+  // answer as the same query over every_row's GROUP BY does: with its groups hashed, and past its memory budget
+  // (totals_memory_mb 0: at once), grouped by SQLite.
+  const std::string default_budget = db.text("select nsystrace_option('totals_memory_mb')");
+  for (const std::string& budget : {default_budget, std::string("0")}) {
+    db.exec("select nsystrace_option('totals_memory_mb', " + budget + ")");
     const std::string columns = "kind, name, domain, events, timed, total_ns, min_ns, max_ns, schema, derived";
     const std::string grouped =
         "(select kind, name, domain, count(*) as events, count(dur) as timed, sum(dur) as total_ns, min(dur) as "
@@ -419,7 +422,8 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
       auto want = result("select " + some + " from " + grouped + " where " + where +
                          " and schema = 'main' and derived = 0 order by kind, name, domain");
       if (got != want)
-        rep.failures.push_back("event_totals where " + where + ": " + std::to_string(got.size()) + " rows, " +
+        rep.failures.push_back("event_totals (totals_memory_mb " + budget + ") where " + where + ": " +
+                               std::to_string(got.size()) + " rows, " +
                                std::to_string(want.size()) + " from main's stored rows");
     }
     std::vector<std::pair<std::string, std::string>> shapes = {  // (WHERE over event_totals, over the groups)
@@ -451,7 +455,9 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
       auto got = result("select (select count(*) from " + limited + "), (select count(*) from (select * from " +
                         limited + " except select " + columns + " from " + grouped + " where " + reference + "))");
       auto want = result("select min(2, count(*)), 0 from " + grouped + " where " + reference);
-      if (got != want) rep.failures.push_back("event_totals where " + ours + " limit 2: not the groups it allows");
+      if (got != want)
+        rep.failures.push_back("event_totals (totals_memory_mb " + budget + ") where " + ours +
+                               " limit 2: not the groups it allows");
     }
     for (const auto& [ours, reference] : shapes)
       for (const std::string& tail : {"order by " + key, "order by total_ns desc, " + key + " limit 3",
@@ -461,10 +467,12 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
         auto got = result("select " + columns + " from event_totals where " + ours + " " + tail);
         auto want = result("select " + columns + " from " + grouped + " where " + reference + " " + tail);
         if (got != want)
-          rep.failures.push_back("event_totals where " + ours + " " + tail + ": " + std::to_string(got.size()) +
+          rep.failures.push_back("event_totals (totals_memory_mb " + budget + ") where " + ours + " " + tail +
+                                 ": " + std::to_string(got.size()) +
                                  " rows, " + std::to_string(want.size()) + " from every_row's GROUP BY");
       }
   }
+  db.exec("select nsystrace_option('totals_memory_mb', " + default_budget + ")");
   // Joins: the launch join (the inner scan takes the constraints), and a join on a non-key column.
   {
     // (the call's thread and pid: its track, set aside and taken back between lookups, TrackLayout::reset)
