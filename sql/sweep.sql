@@ -25,13 +25,11 @@ nvtx as (
   from nvtx_names
   group by what, schema
 ),
--- Kernel names in lower case (materialized: a subquery would be re-evaluated at each mention of n), from the rows
--- summed per name as stored (lower() once per name, not per kernel: the GROUP BY then sorts plain column values).
+-- Kernel names in lower case (materialized: a subquery would be re-evaluated at each mention of n), from the
+-- kernels totalled per name by event_totals (lower() once per name, not per kernel; no sort of the kernels).
 kernel_names as materialized (
-  select lower(name) as n, schema, sum(instances) as instances, sum(gpu_ns) as gpu_ns
-  from (select name, schema, count(*) as instances, sum(dur) as gpu_ns
-        from trace_events where kind = 'kernel' and schema in (select schema from reports)
-        group by name, schema)
+  select lower(name) as n, schema, sum(events) as instances, sum(total_ns) as gpu_ns
+  from event_totals where kind = 'kernel' and schema in (select schema from reports)
   group by n, schema
 ),
 -- Families by kernel name, first match wins (names seen in 2024-2026 exports: Hopper's cuBLAS GEMMs are nvjet_*,
