@@ -216,6 +216,16 @@ void expect_same_bytes_for_any_thread_count(testdb::Db& db, const std::string& l
 }
 
 // Every table read on a thread of its own, however small (the default leaves small tables to SQLite's thread).
+// A progress handler (sqlite3_progress_handler) that counts its calls and, past `at` of them, interrupts the
+// statement running: to cut a conversion or a scan part-way.
+struct ProgressCut {
+  int calls = 0, at = INT32_MAX;
+  static int handler(void* p) {
+    auto* c = static_cast<ProgressCut*>(p);
+    return ++c->calls > c->at ? 1 : 0;
+  }
+};
+
 class ReadersOnThreads {
  public:
   ReadersOnThreads() : saved_(prefetch_min_rows()) { set_prefetch_min_rows(0); }
@@ -426,22 +436,16 @@ TEST(RowPipeline, AnInterruptWhileTheWriterRunsLeavesNoFileAndNoThread) {
   const int before = threads_of_this_process();
   for (const char* function : {"perfetto_trace_file", "chrome_trace_file"}) {
     // Cut at half the conversion's work, when rows are being written (the progress handler's calls count it).
-    struct Cut {
-      int calls = 0, at = INT32_MAX;
-    } cut;
-    auto handler = [](void* p) {
-      auto* c = static_cast<Cut*>(p);
-      return ++c->calls > c->at ? 1 : 0;
-    };
-    sqlite3_progress_handler(db.get(), 1000, handler, &cut);
+    ProgressCut cut;
+    sqlite3_progress_handler(db.get(), 1000, ProgressCut::handler, &cut);
     for (int warm = 0; warm < 2; ++warm) {  // the second run's count: the first also fills the catalog's caches
       cut.calls = 0;
       db.exec(std::string("select ") + function + "('" + tmp.file("whole") + "') from trace_events");
     }
     const int whole = cut.calls;
     ASSERT_GT(whole, 100) << function;
-    cut = Cut{0, whole / 2};
-    sqlite3_progress_handler(db.get(), 1000, handler, &cut);
+    cut = ProgressCut{0, whole / 2};
+    sqlite3_progress_handler(db.get(), 1000, ProgressCut::handler, &cut);
     std::string path = tmp.file(std::string(function) + ".out");
     std::string err = db.error_of(std::string("select ") + function + "('" + path + "') from trace_events");
     sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
@@ -506,19 +510,14 @@ TEST(EventTotals, AnInterruptStopsTheScanAndLeavesNoThread) {
   db.exec("select nsystrace_option('threads', 4)");
   const int before = threads_of_this_process();
   const std::string q = "select count(*) from event_totals where kind = 'nvtx'";
-  ASSERT_EQ(db.integer(q), 1 + db.integer("select count(distinct name) from trace_events where kind = 'nvtx' and name != 'one name'"));
-  struct Cut {
-    int calls = 0, at = INT32_MAX;
-  } cut;
-  auto handler = [](void* p) {
-    auto* c = static_cast<Cut*>(p);
-    return ++c->calls > c->at ? 1 : 0;
-  };
-  sqlite3_progress_handler(db.get(), 1, handler, &cut);
+  ASSERT_EQ(db.integer(q), 1 + db.integer("select count(distinct name) from trace_events where kind = 'nvtx' and "
+                                          "name != 'one name'"));
+  ProgressCut cut;
+  sqlite3_progress_handler(db.get(), 1, ProgressCut::handler, &cut);
   db.exec(q);
   const int whole = cut.calls;
   ASSERT_GT(whole, 200) << "the checks made while scanning: 300,000 rows / 4,096";
-  cut = Cut{0, whole / 2};
+  cut = ProgressCut{0, whole / 2};
   std::string err = db.error_of(q);
   sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
   EXPECT_NE(err.find("interrupted"), std::string::npos) << err;
