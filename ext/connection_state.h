@@ -94,7 +94,7 @@ class ConnectionState {
   // nsystrace_option('gpu_model', 'typed' | 'slices'): how a Perfetto trace writes kernels, memcpys and memsets
   // (docs/gpu-model.md). Default: typed, Perfetto's GPU compute model.
   GpuModel gpu_model = GpuModel::typed;
-  // nsystrace_option('totals_memory_mb', N): the memory event_totals may hash its groups in (about 150 bytes and the
+  // nsystrace_option('totals_memory_mb', N): the memory event_totals may hash its groups in (about 200 bytes and the
   // name a group). Past it (a profile whose names are nearly all distinct: PyTorch's "seq = N" NVTX ranges), the
   // groups are made by SQLite's GROUP BY over trace_events instead, whose sort spills to disk. 0: always by SQLite.
   int64_t totals_memory_mb = 256;

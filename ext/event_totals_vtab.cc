@@ -14,7 +14,8 @@ namespace {
 
 // The groups by SQLite, for the rows of a scan's filter: for each of its reports (schemas) and kinds (the
 // constraints the scan omits SQLite's check of; a name constraint is re-checked by SQLite on the groups), a GROUP BY
-// name, domain over trace_events, stepped as SQLite reads it. One (report, kind) at a time: a GROUP BY that also
+// name, domain over trace_events (main's: the eponymous table, whatever a temp object is called), stepped as SQLite
+// reads it. One (report, kind) at a time: a GROUP BY that also
 // names schema and kind sorts about twice as slowly. The sum of the durations comes in two halves (dur >> 32 and
 // dur & 0xffffffff, neither of which can overflow), so that a sum past int64 fails only when total_ns is read, as
 // from the hashed groups.
@@ -22,7 +23,7 @@ class GroupsBySqlite {
  public:
   GroupsBySqlite(sqlite3* db, const ScanFilter& filter)
       : groups_(db, "SELECT name, domain, count(*), count(dur), sum(dur >> 32), sum(dur & 4294967295), min(dur), "
-                    "max(dur) FROM trace_events WHERE schema = ?1 AND kind = ?2 AND derived IN (0, 1) "
+                    "max(dur) FROM main.trace_events WHERE schema = ?1 AND kind = ?2 AND derived IN (0, 1) "
                     "GROUP BY name, domain") {
     for (const std::string& schema : filter.schemas)
       for (int k = 0; k < kKindCount; ++k)
@@ -67,6 +68,15 @@ struct TotalsCursor {
   std::unique_ptr<GroupsBySqlite> by_sqlite;
 };
 
+// A failure while the statement was interrupted (a reader's or the fallback's step) is SQLITE_INTERRUPT, with
+// SQLite's own "interrupted", as a GROUP BY over trace_events reports it, not an error naming an inner statement.
+int interrupted_as_such(ConnectionVtab* vtab, int rc) {
+  if (rc != SQLITE_ERROR || !is_interrupted(vtab->state->db())) return rc;
+  sqlite3_free(vtab->base.zErrMsg);
+  vtab->base.zErrMsg = nullptr;
+  return SQLITE_INTERRUPT;
+}
+
 int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
   return connect_vtab(db, aux, event_totals_declaration(), out);
 }
@@ -97,7 +107,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
   cursor->totals.reset();
   cursor->position = 0;
   cursor->by_sqlite.reset();
-  return guarded(base->pVtab, [&] {
+  return interrupted_as_such(vtab, guarded(base->pVtab, [&] {
     ConnectionState* state = vtab->state;
     try {
       ScanPlan plan = ScanPlan::from_idx(idx_num, idx_str);
@@ -134,17 +144,17 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       throw Error(naming_the_profile(state->db(), e.what()));
     }
     return SQLITE_OK;
-  });
+  }));
 }
 
 int x_next(sqlite3_vtab_cursor* base) {
   auto* cursor = reinterpret_cast<TotalsCursor*>(base);
   ++cursor->position;
   if (!cursor->by_sqlite) return SQLITE_OK;
-  return guarded(base->pVtab, [&] {
+  return interrupted_as_such(reinterpret_cast<ConnectionVtab*>(base->pVtab), guarded(base->pVtab, [&] {
     cursor->by_sqlite->next();
     return SQLITE_OK;
-  });
+  }));
 }
 
 int x_eof(sqlite3_vtab_cursor* base) {

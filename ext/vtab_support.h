@@ -117,6 +117,16 @@ inline void check_schema_exists(sqlite3* db, const std::string& schema) {
                 "('main', 'rank1')");
 }
 
+// Whether the connection's running statement was interrupted (sqlite3_interrupt, a progress handler): a statement
+// stepped now fails with SQLITE_INTERRUPT (SQLite 3.40 has no sqlite3_is_interrupted).
+inline bool is_interrupted(sqlite3* db) {
+  sqlite3_stmt* probe = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT 1", -1, &probe, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_step(probe);
+  sqlite3_finalize(probe);
+  return rc == SQLITE_INTERRUPT;
+}
+
 // "<message> [profile: /path/prof.sqlite]": which file a failure is about (the user may have several ATTACHed).
 inline std::string naming_the_profile(sqlite3* db, const std::string& message, const std::string& schema = "main") {
   const char* file = sqlite3_db_filename(db, schema.c_str());

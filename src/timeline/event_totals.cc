@@ -51,7 +51,7 @@ ScanPlan plan_totals(std::vector<OfferedConstraint> offered, uint64_t columns_us
 }
 
 uint64_t EventTotals::hash_of(int report, Kind kind, std::string_view name, const std::string* domain) {
-  uint64_t h = std::hash<std::string_view>()(name);
+  uint64_t h = std::hash<std::string_view>()(name) + (name.data() == nullptr);  // (NULL apart from '')
   h ^= (reinterpret_cast<uintptr_t>(domain) >> 4) * 0x9e3779b97f4a7c15ULL;
   h ^= ((static_cast<uint64_t>(report) << 8) | static_cast<uint64_t>(kind)) * 0xff51afd7ed558ccdULL;
   return h ^ (h >> 29);
@@ -88,7 +88,10 @@ const std::string* EventTotals::canonical_domain(const std::string* domain) {
 
 std::string_view EventTotals::keep_name(std::string_view name) {
   constexpr size_t kBlock = size_t{1} << 20;
-  if (name.empty()) return {};
+  // An empty name stays a text (SQLite's '', not NULL): only a view without data is the NULL name.
+  static const char kEmptyText[] = "";
+  if (name.data() == nullptr) return {};
+  if (name.empty()) return std::string_view(kEmptyText, 0);
   if (name.size() > block_left_) {
     size_t size = std::max(kBlock, name.size());
     name_blocks_.push_back(std::make_unique<char[]>(size));
@@ -113,7 +116,9 @@ void EventTotals::add(const TraceRow& row) {
     if (slot.group == kEmpty) break;
     if (slot.hash != hash) continue;
     const Group& g = groups_[slot.group];
-    if (g.report == row.report && g.kind == row.kind && g.domain == domain && g.name == row.name) break;
+    if (g.report == row.report && g.kind == row.kind && g.domain == domain && g.name == row.name &&
+        (g.name.data() == nullptr) == (row.name.data() == nullptr))  // NULL and '' are two names
+      break;
   }
   if (slots_[at].group == kEmpty) {
     if (groups_.size() >= kEmpty - 1) throw Error("nsystrace: event_totals: more than 2^32 - 2 groups");

@@ -389,3 +389,30 @@ TEST(EventTotals, ASumPastInt64FailsAsSqlitesSum) {
 }
 
 }  // namespace
+
+namespace {
+
+// An empty name is a name ('' is not NULL): its group is named '' whether the groups are hashed or grouped by
+// SQLite, as in trace_events, and `name = ''` finds it.
+TEST(EventTotals, AnEmptyNameIsANameNotNull) {
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+  db.exec("update NVTX_EVENTS set text = '' where rowid in (select rowid from NVTX_EVENTS where text is not null "
+          "and eventType = 59 order by rowid limit 3)");  // three push/pop ranges
+  ASSERT_EQ(db.integer("select count(*) from trace_events where name = ''"), 3);
+  const std::string columns = "kind, quote(name), quote(domain), events, timed, total_ns";
+  for (const char* budget : {"256", "0"}) {
+    db.exec(std::string("select nsystrace_option('totals_memory_mb', ") + budget + ")");
+    EXPECT_EQ(db.rows("select " + columns + " from event_totals where name = '' or name is null order by 1, 2, 3"),
+              db.rows("select kind, quote(name), quote(domain), count(*), count(dur), sum(dur) from trace_events "
+                      "where name = '' or name is null group by kind, name, domain order by 1, 2, 3"))
+        << budget;
+    EXPECT_EQ(db.integer("select sum(events) from event_totals where name = ''"), 3) << budget;
+  }
+  // SQLite's grouping reads main's trace_events, whatever a temp object of that name holds.
+  const int64_t groups = db.integer("select count(*) from event_totals");
+  db.exec("create temp table trace_events(name, domain, dur, schema, kind, derived)");
+  EXPECT_EQ(db.integer("select count(*) from event_totals"), groups);
+}
+
+}  // namespace
