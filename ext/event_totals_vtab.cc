@@ -15,10 +15,9 @@ namespace {
 // The groups by SQLite, for the rows of a scan's filter: for each of its reports (schemas) and kinds (the
 // constraints the scan omits SQLite's check of; a name constraint is re-checked by SQLite on the groups), a GROUP BY
 // name, domain over trace_events (main's: the eponymous table, whatever a temp object is called), stepped as SQLite
-// reads it. One (report, kind) at a time: a GROUP BY that also
-// names schema and kind sorts about twice as slowly. The sum of the durations comes in two halves (dur >> 32 and
-// dur & 0xffffffff, neither of which can overflow), so that a sum past int64 fails only when total_ns is read, as
-// from the hashed groups.
+// reads it. One (report, kind) at a time: a GROUP BY that also names schema and kind sorts about twice as slowly.
+// The sum of the durations comes in two halves (dur >> 32 and dur & 0xffffffff, neither of which can overflow), so
+// that a sum past int64 fails only when total_ns is read, as from the hashed groups.
 class GroupsBySqlite {
  public:
   GroupsBySqlite(sqlite3* db, const ScanFilter& filter)
