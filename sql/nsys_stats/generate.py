@@ -134,6 +134,17 @@ def five(value, prefix):
             f'round(nsystrace_stddev({value}), 1) as "{prefix}StdDev (ns)"')
 
 
+def range_statistics(span, range_time, prefix=""):
+    """nvtx_gpu_proj_sum's statistics of a group of ranges: `span` its projected times, `range_time` the ranges'
+    own, the others prefix + nvtx_kernel_ranges' column. Written once: the groups that print alike are grouped again
+    from their ranges, with the same statistics."""
+    return (f"sum({span}) as total, sum({range_time}) as range_time, count(*) as n,\n"
+            f"         {five(span, 'Proj ')},\n"
+            f"         sum({prefix}gpu_ops) as ops, round(avg({prefix}gpu_ops), 1) as avg_ops, "
+            f"round(avg({prefix}depth), 1) as avg_depth,\n"
+            f"         round(avg({prefix}children), 1) as avg_children")
+
+
 def printed_range(prefix=""):
     """A row's "Range" and "Style" as NVIDIA prints them, from nvtx_kernel_ranges' domain, name and range_type (each
     written prefix + column). nvtx_gpu_proj_sum prints its ranges and its groups with it: the groups are grouped again
@@ -202,10 +213,8 @@ items as (
 -- are grouped again from their ranges below.
 -- (The keys are selected as they are: an expression of them would be computed for every range, not every group.)
 by_domain_and_name_keys as materialized (
-  select s.domain, s.name, s.range_type, sum(s.gpu_span) as total, sum(s."end" - s.start) as range_time, count(*) as n,
-         {five("s.gpu_span", "Proj ")},
-         sum(s.gpu_ops) as ops, round(avg(s.gpu_ops), 1) as avg_ops, round(avg(s.depth), 1) as avg_depth,
-         round(avg(s.children), 1) as avg_children
+  select s.domain, s.name, s.range_type,
+         {range_statistics("s.gpu_span", 's."end" - s.start', "s.")}
   from scope s
   group by s.domain, s.name, s.range_type
 ),
@@ -223,8 +232,8 @@ select "Range", "Style", total as "Total Proj Time (ns)", range_time as "Total R
 from by_domain_and_name
 where ("Range", "Style") not in printed_alike
 union all
-select "Range", "Style", sum(value), sum(range_time), count(*), {five("value", "Proj ")},
-       sum(gpu_ops), round(avg(gpu_ops), 1), round(avg(depth), 1), round(avg(children), 1)
+select "Range", "Style",
+         {range_statistics("value", "range_time")}
 from items
 where exists (select 1 from printed_alike) and ("Range", "Style") in printed_alike
 group by "Range", "Style"

@@ -23,7 +23,8 @@ items as (
 -- are grouped again from their ranges below.
 -- (The keys are selected as they are: an expression of them would be computed for every range, not every group.)
 by_domain_and_name_keys as materialized (
-  select s.domain, s.name, s.range_type, sum(s.gpu_span) as total, sum(s."end" - s.start) as range_time, count(*) as n,
+  select s.domain, s.name, s.range_type,
+         sum(s.gpu_span) as total, sum(s."end" - s.start) as range_time, count(*) as n,
          round(avg(s.gpu_span), 1) as "Proj Avg (ns)", round(nsystrace_median(s.gpu_span), 1) as "Proj Med (ns)",
        min(s.gpu_span) as "Proj Min (ns)", max(s.gpu_span) as "Proj Max (ns)", round(nsystrace_stddev(s.gpu_span), 1) as "Proj StdDev (ns)",
          sum(s.gpu_ops) as ops, round(avg(s.gpu_ops), 1) as avg_ops, round(avg(s.depth), 1) as avg_depth,
@@ -46,9 +47,12 @@ select "Range", "Style", total as "Total Proj Time (ns)", range_time as "Total R
 from by_domain_and_name
 where ("Range", "Style") not in printed_alike
 union all
-select "Range", "Style", sum(value), sum(range_time), count(*), round(avg(value), 1) as "Proj Avg (ns)", round(nsystrace_median(value), 1) as "Proj Med (ns)",
+select "Range", "Style",
+         sum(value) as total, sum(range_time) as range_time, count(*) as n,
+         round(avg(value), 1) as "Proj Avg (ns)", round(nsystrace_median(value), 1) as "Proj Med (ns)",
        min(value) as "Proj Min (ns)", max(value) as "Proj Max (ns)", round(nsystrace_stddev(value), 1) as "Proj StdDev (ns)",
-       sum(gpu_ops), round(avg(gpu_ops), 1), round(avg(depth), 1), round(avg(children), 1)
+         sum(gpu_ops) as ops, round(avg(gpu_ops), 1) as avg_ops, round(avg(depth), 1) as avg_depth,
+         round(avg(children), 1) as avg_children
 from items
 where exists (select 1 from printed_alike) and ("Range", "Style") in printed_alike
 group by "Range", "Style"
