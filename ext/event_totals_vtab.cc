@@ -115,8 +115,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
                                                              cursor->reports, cursor->statements, nullptr);
       auto totals = std::make_unique<EventTotals>();
       // The whole scan runs in this call, so it checks now and then that the statement was not interrupted
-      // (sqlite3_interrupt, Ctrl-C): a statement stepped on an interrupted connection fails at once.
-      Statement interrupted(state->db(), "SELECT 1");
+      // (sqlite3_interrupt, Ctrl-C); interrupted_as_such() reports it as SQLite does.
       const uint64_t budget = static_cast<uint64_t>(state->totals_memory_mb) << 20;
       for (uint64_t n = 1; !scan->eof(); scan->next(), ++n) {
         totals->add(scan->row());
@@ -127,10 +126,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
           cursor->by_sqlite = std::make_unique<GroupsBySqlite>(state->db(), filter);
           return SQLITE_OK;
         }
-        if (n % 4096 == 0) {
-          interrupted.reset();
-          interrupted.step();
-        }
+        if (n % 4096 == 0 && is_interrupted(state->db())) throw Error("nsystrace: event_totals: interrupted");
       }
       cursor->schemas.clear();
       for (const TimelineScan::Report& r : scan->reports()) {

@@ -60,10 +60,11 @@ uint64_t EventTotals::hash_of(int report, Kind kind, std::string_view name, cons
 void EventTotals::grow() {
   std::vector<Slot> bigger(slots_.empty() ? 1024 : slots_.size() * 2);
   const size_t mask = bigger.size() - 1;
-  for (uint32_t g = 0; g < groups_.size(); ++g) {
-    size_t at = hashes_[g] & mask;
+  for (const Slot& slot : slots_) {
+    if (slot.group == kEmpty) continue;
+    size_t at = slot.hash & mask;
     while (bigger[at].group != kEmpty) at = (at + 1) & mask;
-    bigger[at] = Slot{hashes_[g], g};
+    bigger[at] = slot;
   }
   slots_ = std::move(bigger);
 }
@@ -128,10 +129,9 @@ void EventTotals::add(const TraceRow& row) {
     g.name = keep_name(row.name);  // the group's own copy
     g.domain = domain;
     slots_[at] = Slot{hash, static_cast<uint32_t>(groups_.size())};
-    // (a group, its hash, two slots of a table at most half full, up to twice as many while a vector grows)
-    bytes_ += 2 * (sizeof(Group) + sizeof(uint64_t)) + 2 * sizeof(Slot) + row.name.size();
+    // (a group, twice while the vector grows, and two slots of a table at most half full)
+    bytes_ += 2 * sizeof(Group) + 2 * sizeof(Slot) + row.name.size();
     groups_.push_back(g);
-    hashes_.push_back(hash);
   }
   Group& g = groups_[slots_[at].group];
 

@@ -86,7 +86,6 @@ class EventTotals {
 
   std::vector<Group> groups_;
   size_t bytes_ = 0;
-  std::vector<uint64_t> hashes_;  // by group
   std::vector<Slot> slots_;
   // Each group's name, packed in blocks that never move (a std::string per group cost 50 more bytes a group: a
   // profile whose every NVTX range has a name of its own, PyTorch's "seq = N", has as many groups as ranges).
