@@ -14,6 +14,7 @@
 #include "src/model/nvtx_projection.h"
 #include "src/model/profile_catalog.h"
 #include "src/sqlite/sqlite_api.h"
+#include "src/timeline/launch_calls.h"
 #include "src/timeline/scan_plan.h"
 #include "src/timeline/timeline_scan.h"
 #include "src/writers/perfetto/perfetto_trace_writer.h"
@@ -35,6 +36,8 @@ struct TraceEventsCursor {
   // it reads, and a join's inner scan restarts at every outer row (listing them costs two PRAGMAs and a stat each).
   bool reports_listed = false;
   std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> reports;
+  // Each report's calls (trace_events.call_*), by report number, taken from the connection on first use.
+  std::vector<std::shared_ptr<const LaunchCalls>> launch_calls;
   std::unique_ptr<TimelineScan> scan;
   // Its plan (ScanPlan::from_idx) as parsed from the idxNum and idxStr it was last filtered with.
   std::unique_ptr<ScanPlan> plan;
@@ -74,6 +77,9 @@ class ConnectionState {
   // ranges that can have rows in the window only (the last one asked for is kept).
   std::shared_ptr<const NvtxProjection> projection(const std::string& schema,
                                                    const std::optional<ProjectionWindow>& window = std::nullopt);
+  // The CUDA API calls of database `schema` by (process, correlation id) (trace_events.call_*), read on first use
+  // and kept with its catalog.
+  std::shared_ptr<const LaunchCalls> launch_calls(const std::string& schema);
   // The files of the connection's databases (main, temp, ATTACHed; "" for in-memory ones): what a trace file
   // must never replace.
   std::vector<std::string> database_files() const;
@@ -117,6 +123,7 @@ class ConnectionState {
     std::shared_ptr<const ProfileCatalog> catalog;
     std::shared_ptr<const NvtxProjection> projection;
     std::shared_ptr<const NvtxProjection> windowed;  // the last window's, while the whole one is not known
+    std::shared_ptr<const LaunchCalls> launch_calls;
   };
   sqlite3* db_;
   uint64_t next_cursor_id_ = 0, clock_ = 0;

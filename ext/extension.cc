@@ -83,6 +83,7 @@ std::shared_ptr<const ProfileCatalog> ConnectionState::catalog(const std::string
     slot.catalog = ProfileCatalog::load(db_, schema);
     slot.projection.reset();
     slot.windowed.reset();
+    slot.launch_calls.reset();
     slot.version = version;
   }
   return slot.catalog;
@@ -110,6 +111,13 @@ std::shared_ptr<const NvtxProjection> ConnectionState::projection(const std::str
   slot.projection = NvtxProjection::compute(db_, *current, progress, threads);
   slot.windowed.reset();
   return slot.projection;
+}
+
+std::shared_ptr<const LaunchCalls> ConnectionState::launch_calls(const std::string& schema) {
+  auto current = catalog(schema);
+  auto& slot = catalogs_[schema];
+  if (!slot.launch_calls) slot.launch_calls = LaunchCalls::build(db_, current);
+  return slot.launch_calls;
 }
 
 namespace {

@@ -128,6 +128,39 @@ int x_eof(sqlite3_vtab_cursor* base) {
   return !cursor->scan || cursor->scan->eof();
 }
 
+// The call_* columns: the CUDA API call of the row's correlation id in its process (src/timeline/launch_calls.h),
+// NULL for the calls themselves and for rows without a correlation id or whose call is not in the profile.
+void result_call_column(sqlite3_context* ctx, TraceEventsCursor& cursor, Column column) {
+  const TraceRow& r = cursor.scan->row();
+  if (!r.has_correlation || !r.has_global_tid || r.kind == Kind::cuda_api) return;
+  const TimelineScan::Report& report = cursor.scan->reports()[r.report];
+  if (cursor.launch_calls.size() <= static_cast<size_t>(r.report)) cursor.launch_calls.resize(r.report + 1);
+  std::shared_ptr<const LaunchCalls>& calls = cursor.launch_calls[r.report];
+  if (!calls) {
+    auto* vtab = reinterpret_cast<ConnectionVtab*>(cursor.base.pVtab);
+    calls = vtab->state->launch_calls(report.context.schema);
+  }
+  const LaunchCalls::Call* call = calls->find(r.global_tid, r.correlation_id);
+  if (call == nullptr) return;
+  switch (column) {
+    case Column::call_id:
+      sqlite3_result_int64(ctx, (static_cast<int64_t>(r.report) << 56) | calls->rowid(*call));
+      break;
+    case Column::call_ts: sqlite3_result_int64(ctx, saturating_add(call->ts, report.context.clock_offset)); break;
+    case Column::call_dur: sqlite3_result_int64(ctx, call->dur); break;
+    case Column::call_name: {
+      std::string scratch;
+      result_text(ctx, calls->name(*call, scratch));
+      break;
+    }
+    case Column::call_pid:
+      sqlite3_result_int64(ctx, r.report * kReportPidStride + os_pid_of(call->global_tid));
+      break;
+    case Column::call_tid: sqlite3_result_int64(ctx, os_tid_of(call->global_tid)); break;
+    default: break;
+  }
+}
+
 int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
   try {
@@ -159,6 +192,14 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       }
       case Column::nsys_dur:
         if (auto dur = cursor->scan->nsys_dur()) sqlite3_result_int64(ctx, *dur);
+        break;
+      case Column::call_id:
+      case Column::call_ts:
+      case Column::call_dur:
+      case Column::call_name:
+      case Column::call_pid:
+      case Column::call_tid:
+        result_call_column(ctx, *cursor, static_cast<Column>(column));
         break;
       case Column::event:
         // The row's token (see TraceEventsCursor::advanced_at), not an address: SQLite never dereferences it, and a

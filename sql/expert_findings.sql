@@ -16,13 +16,12 @@
 -- gap or the chunk), name (the API call, or the operation after a gap), detail.
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/expert_findings.sql"
 with params(gap_ns, chunks, threshold_pct) as (select 500000000, 30, 50),
--- Memory operations and synchronizations with the API call that made them (same process and correlation id).
+-- Memory operations and synchronizations with the API call that made them (trace_events' call_* columns: the call
+-- of their correlation id in their process; when an export records two, the earliest).
 mem_ops as materialized (
-  select o.kind, o.device_id, o.ts, o.dur, o.name as op, o.args, a.name as call, a.pid, a.tid, a.ts as call_ts,
-         a.dur as call_dur
-  from trace_events o join trace_events a
-    on a.kind = 'cuda_api' and a.correlation_id = o.correlation_id and a.global_pid = o.global_pid
-  where o.kind in ('memcpy', 'memset', 'sync')
+  select kind, device_id, ts, dur, name as op, args, call_name as call, call_pid as pid, call_tid as tid, call_ts,
+         call_dur
+  from trace_events where kind in ('memcpy', 'memset', 'sync') and call_id is not null
 ),
 memory_findings as (
   select case when kind = 'memset' then 'cuda_memset_sync'

@@ -9,11 +9,10 @@
 -- Rows: the top_n names by total launch delay. Delays in integer ns; median (as nsys computes it: the mean of the
 -- two middle values for an even count) and mean rounded to 1 decimal.
 with params(top_n) as (select 20),
+-- Each kernel with its launching call: trace_events' call_* columns (the call of its correlation id in its process;
+-- when an export records two calls for one launch, the earliest).
 launched as materialized (
-  select k.name, k.dur, a.ts as call_ns, a.dur as call_dur, k.ts - a.ts as delay
-  from trace_events k left join trace_events a
-    on a.kind = 'cuda_api' and a.correlation_id = k.correlation_id and a.global_pid = k.global_pid
-  where k.kind = 'kernel'
+  select name, dur, call_ts as call_ns, call_dur, ts - call_ts as delay from trace_events where kind = 'kernel'
 )
 select name, count(*) as kernels, count(call_ns) as launched, count(*) - count(call_ns) as unlaunched,
        min(delay) as min_delay_ns, round(nsystrace_median(delay), 1) as median_delay_ns,

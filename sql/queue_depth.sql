@@ -8,14 +8,11 @@
 -- gpu_busy.sql, when the span would need more than max_buckets (100,000) buckets: to span / max_buckets rounded up
 -- (bucket_start_ns shows it), with exact bucket arithmetic on the whole int64 range.
 with params(bucket_ns, max_buckets) as (select 100000000, 100000),
--- The launching calls read once (SQLite indexes them for the join): cheaper than a lookup per operation.
-calls as materialized (
-  select correlation_id, global_pid, ts from trace_events where kind = 'cuda_api' and correlation_id is not null
-),
+-- Each operation from the start of its launching call (trace_events' call_ts: the call of its correlation id in its
+-- process; when an export records two calls for one launch, the earliest).
 ops as materialized (
-  select o.device_id, o.stream_id, min(o.ts, coalesce(a.ts, o.ts)) as queued, o.ts + o.dur as e
-  from trace_events o left join calls a on a.correlation_id = o.correlation_id and a.global_pid = o.global_pid
-  where o.kind in ('kernel', 'memcpy', 'memset')
+  select device_id, stream_id, min(ts, coalesce(call_ts, ts)) as queued, ts + dur as e
+  from trace_events where kind in ('kernel', 'memcpy', 'memset')
 ),
 origin as (select min(queued) as t0, max(e) as t_end from ops),
 -- The bucket width: bucket_ns, or the span / max_buckets rounded up (computed from quotients: no overflow).

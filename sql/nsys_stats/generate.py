@@ -171,20 +171,19 @@ OWN_QUERY = {
 -- Kernel names as cuda_gpu_kern_sum: demangled (trace_events' hidden column demangled_name; use_short_name = 1:
 -- the short name). Ordered by total time.""",
         f"""with params(use_short_name) as (select 0),
-scope as (select rowid as event_id, *, demangled_name from trace_events where kind = 'kernel'),
--- Each kernel with its launch call: the calls of its correlation id in its process (global_pid), which trace_events
--- looks up by index. When an export has two rows for one launch, the earliest is taken (the longest, then by name,
+scope as (select *, demangled_name, call_ts, call_dur, call_name, call_pid, call_tid
+          from trace_events where kind = 'kernel'),
+-- Each kernel with its launch call: trace_events' call_* columns, the call of its correlation id in its process
+-- (global_pid); when an export has two rows for one launch, the earliest (the longest at equal starts, then by name,
 -- then the first stored).
-launches as (
-  select c.pid, c.tid, k.device_id, c.name as api,
+items as materialized (
+  select k.call_pid as pid, k.call_tid as tid, k.device_id, k.call_name as api,
          case when p.use_short_name then k.name else coalesce(k.demangled_name, k.name) end as kernel,
-         max(c.ts + c.dur, k.ts + k.dur) - c.ts as t, c.dur as a,
-         case when k.ts > c.ts + c.dur then k.ts - (c.ts + c.dur) end as q, k.dur as kd,
-         row_number() over (partition by k.event_id order by c.ts, c.dur desc, c.name, c.rowid) as nth
-  from scope k join trace_events c
-    on c.correlation_id = k.correlation_id and c.global_pid = k.global_pid and c.kind = 'cuda_api', params p
-),
-items as materialized (select pid, tid, device_id, api, kernel, t, a, q, kd from launches where nth = 1)
+         max(k.call_ts + k.call_dur, k.ts + k.dur) - k.call_ts as t, k.call_dur as a,
+         case when k.ts > k.call_ts + k.call_dur then k.ts - (k.call_ts + k.call_dur) end as q, k.dur as kd
+  from scope k, params p
+  where k.call_ts is not null
+)
 select pid as "PID", tid as "TID", device_id as "DevId", count(*) as "Count", count(q) as "QCount",
        {five("t", "T")},
        {five("a", "A")},

@@ -21,7 +21,8 @@ namespace nsystrace {
 
 // The columns of trace_events, in declaration order (the order of the CREATE TABLE and of xColumn's index):
 // X(name, SQL type). Hidden columns are parameters (schema, derived) or carry what is not an event field (cname;
-// domain and demangled_name, which args also carry, readable without them; and `event`: the row handed to an
+// domain and demangled_name, which args also carry, readable without them; the call_* columns, the CUDA API call of
+// the row's correlation id (src/timeline/launch_calls.h); and `event`: the row handed to an
 // aggregate by pointer, see kTraceRowPointerType). Hidden: `select *` and the contract's columns stay as they are.
 #define NSYSTRACE_TRACE_EVENTS_COLUMNS(X) \
   X(kind, "TEXT")                         \
@@ -44,6 +45,12 @@ namespace nsystrace {
   X(domain, "TEXT HIDDEN")                \
   X(demangled_name, "TEXT HIDDEN")        \
   X(nsys_dur, "INTEGER HIDDEN")           \
+  X(call_id, "INTEGER HIDDEN")            \
+  X(call_ts, "INTEGER HIDDEN")            \
+  X(call_dur, "INTEGER HIDDEN")           \
+  X(call_name, "TEXT HIDDEN")             \
+  X(call_pid, "INTEGER HIDDEN")           \
+  X(call_tid, "INTEGER HIDDEN")           \
   X(derived, "INTEGER HIDDEN")            \
   X(event, "HIDDEN")
 

@@ -103,6 +103,12 @@ TEST_P(RealExport, ColumnsArgsCarryAreArgs) {
   for (const auto& f : testdiff::check_columns_args_carry(db)) ADD_FAILURE() << f;
 }
 
+// The call_* columns are the launch join, the earliest call taken (testdiff::check_call_columns).
+TEST_P(RealExport, CallColumnsAreTheLaunchJoin) {
+  testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
+  for (const auto& f : testdiff::check_call_columns(db)) ADD_FAILURE() << f;
+}
+
 // An independent, plain-SQL statement of NVIDIA's definition of the NVTX GPU projection (see
 // src/model/nvtx_projection.h), for comparison row by row: (rowid, gpu_start, gpu_end, gpu_ops, kernels) per range that
 // launched work, and the sum and the union of its operations' intervals (gpu_op_time, gpu_busy_time). Built from

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "tests/support/differential.h"
 #include "tests/support/test_db.h"
 #include "tests/support/trace_check.h"
 
@@ -141,6 +142,52 @@ TEST_F(Fixture, LaunchJoinLookupsEqualFreshLookups) {
   EXPECT_EQ(calls_of("2250"), (Calls{"500 100 0"}));
   EXPECT_EQ(calls_of("2300"), (Calls{"2150 200 0"}));
   EXPECT_EQ(joined.size(), 15u);
+}
+
+TEST_F(Fixture, CallColumnsTakeTheEarliestOfTwinCalls) {
+  // Two API rows for one launch (exports of about 2022): call_* is the earliest call, by start, then the longest,
+  // then the name, then the first stored; the other process's call of the same id is never it.
+  load("correlation_reuse");
+  db.exec("insert into StringIds values (9, 'cudaLaunchKernel')");
+  const std::string main_thread = "281476654432356", other_thread = "281476654432357";  // pid 100's tids 100, 101
+  auto call = [&](int start, int end, const std::string& thread, int corr, int name) {
+    db.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+            "returnValue) values (" + std::to_string(start) + ", " + std::to_string(end) + ", 0, " + thread + ", " +
+            std::to_string(corr) + ", " + std::to_string(name) + ", 0)");
+  };
+  auto kernel = [&](int start, int corr) {  // a copy of kernel_A (rowid 1, pid 100)
+    db.exec("insert into CUPTI_ACTIVITY_KIND_KERNEL select * from CUPTI_ACTIVITY_KIND_KERNEL where rowid = 1");
+    db.exec("update CUPTI_ACTIVITY_KIND_KERNEL set start = " + std::to_string(start) + ", end = " +
+            std::to_string(start + 5) + ", correlationId = " + std::to_string(corr) +
+            " where rowid = last_insert_rowid()");
+  };
+  call(2300, 2350, main_thread, 20, 2);  // equal start and length: 'cudaLaunchKernel' sorts first
+  call(2300, 2350, main_thread, 20, 9);
+  call(2300, 2350, main_thread, 21, 9);  // equal start: the longer
+  call(2300, 2390, main_thread, 21, 2);
+  call(2310, 2320, main_thread, 22, 2);  // equal in all but the thread: the first stored
+  call(2310, 2320, other_thread, 22, 2);
+  call(2290, 2295, other_thread, 23, 2);  // the earlier start, though stored later
+  call(2280, 2285, "281478332154057", 23, 2);  // pid 200's id 23: another process's, never pid 100's kernel's
+  kernel(2400, 20);
+  kernel(2500, 21);
+  kernel(2600, 22);
+  kernel(2700, 23);
+  call(2305, 2306, main_thread, 23, 9);
+  Rows got = db.rows("select ts, call_ts, call_dur, call_name, call_pid, call_tid from trace_events "
+                     "where kind = 'kernel' and ts between 2200 and 2700 order by ts");
+  EXPECT_EQ(got, (Rows{{"2200", "2000", "100", "cudaLaunchKernel_v7000", "100", "100"},  // the fixture's twins
+                       {"2300", "2150", "30", "cudaLaunchKernel_v7000", "200", "200"},
+                       {"2400", "2300", "50", "cudaLaunchKernel", "100", "100"},
+                       {"2500", "2300", "90", "cudaLaunchKernel_v7000", "100", "100"},
+                       {"2600", "2310", "10", "cudaLaunchKernel_v7000", "100", "100"},
+                       {"2700", "2290", "5", "cudaLaunchKernel_v7000", "100", "101"}}));
+  // call_id is the call's own rowid, and the calls themselves have no call.
+  EXPECT_EQ(db.text("select group_concat(ts, ' ') from (select c.ts from trace_events k join trace_events c "
+                    "on c.rowid = k.call_id where k.kind = 'kernel' and k.ts between 2400 and 2700 order by k.ts)"),
+            "2300 2300 2310 2290");
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind = 'cuda_api' and call_id is not null"), 0);
+  for (const auto& f : testdiff::check_call_columns(db)) ADD_FAILURE() << f;
 }
 
 TEST(ConnectionLifecycle, CorrelatedSubqueriesLeaveNoStatementBehind) {

@@ -24,8 +24,10 @@ TEST_P(Differential, PushedDownEqualsFilteredBySqlite) {
   testdiff::Report r = testdiff::check_pushdown(db, std::max<size_t>(5, 40 / testdb::sanitizer_stride()));
   for (const auto& f : r.failures) ADD_FAILURE() << f;
   if (db.integer("select count(*) from trace_events") > 0) EXPECT_GT(r.queries, 0);
-  if (!covering)
+  if (!covering) {
     for (const auto& f : testdiff::check_columns_args_carry(db)) ADD_FAILURE() << f;
+    for (const auto& f : testdiff::check_call_columns(db)) ADD_FAILURE() << f;
+  }
 }
 
 std::string name_of(const ::testing::TestParamInfo<std::tuple<std::string, bool>>& info) {
@@ -54,6 +56,7 @@ TEST_P(QueryGrid, EveryShapeGivesSqlitesAnswer) {
   testdb::open_with_second_report(db, GetParam(), tmp, "r1");
   testdiff::Report r = testdiff::check_query_grid(db, 3, grid_stride());
   for (const auto& f : r.failures) ADD_FAILURE() << f;
+  for (const auto& f : testdiff::check_call_columns(db)) ADD_FAILURE() << f;  // of both reports, on one clock
   EXPECT_GT(r.queries, 100 / static_cast<int>(grid_stride()));
 }
 

@@ -12,6 +12,6 @@ select 'nvtx_kernel_ranges columns', (select group_concat(name, ' ') from pragma
   = 'name domain start end gpu_start gpu_end gpu_ops kernels memcpys memsets pid tid global_tid depth parent devices range_type unclosed graphs gpu_span gpu_op_time gpu_busy_time children';
 select 'writers (and the record of the last file written) are direct-only', (select count(*) from pragma_function_list where name in ('chrome_trace_file', 'perfetto_trace_file', 'nsystrace_create_indexes', 'nsystrace_option', 'nsystrace_last_trace_file') and flags & 0x80000 = 0) = 0;
 select 'readers are innocuous', (select count(*) from pragma_function_list where name in ('chrome_trace', 'perfetto_trace', 'nsystrace_version') and flags & 0x200000 = 0) = 0;
-select 'hidden columns of trace_events', (select group_concat(name, ' ') from pragma_table_xinfo('trace_events') where hidden = 1) = 'schema cname domain demangled_name nsys_dur derived event';
+select 'hidden columns of trace_events', (select group_concat(name, ' ') from pragma_table_xinfo('trace_events') where hidden = 1) = 'schema cname domain demangled_name nsys_dur call_id call_ts call_dur call_name call_pid call_tid derived event';
 select 'event is a pointer only the aggregates read', (select count(*) from trace_events where event is not null) = 0;
 select 'hidden schema columns', (select count(*) from pragma_table_xinfo('trace_events') where name = 'schema' and hidden = 1) + (select count(*) from pragma_table_xinfo('nvtx_kernel_ranges') where name = 'schema' and hidden = 1) = 2;

@@ -251,21 +251,15 @@ def cuda_kern_exec_sum(raw):
     """NVIDIA's cuda_kern_exec_sum by its documented definition, over the raw tables."""
     if not raw.has("CUPTI_ACTIVITY_KIND_KERNEL") or not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
         return []
-    launch = {}  # (correlationId, globalPid) -> the earliest call (longest first, then by name)
-    api = f"case when nameId is null then '[unnamed CUDA API call]' else {raw.string('nameId')} end"
-    for corr, g, s, e, name in raw.rows(f"select correlationId, globalTid, start, max(start, \"end\"), {api} "
-                                        "from CUPTI_ACTIVITY_KIND_RUNTIME where correlationId is not null"):
-        key = (corr, g & ~0xFFFFFF)
-        if key not in launch or (s, -(e - s), name) < (launch[key][1], -(launch[key][2] - launch[key][1]), launch[key][3]):
-            launch[key] = (g, s, e, name)
+    calls = api_calls(raw)
     name = f"case when demangledName is not null then {raw.string('demangledName')} else {raw.string('shortName')} end"
     groups = defaultdict(list)
     for corr, gp, d, s, e, kname in raw.rows(f"select correlationId, globalPid, deviceId, start, max(start, \"end\"), "
                                              f"{name} from CUPTI_ACTIVITY_KIND_KERNEL"):
-        call = launch.get((corr, gp))
+        call = calls.get((gp >> 24, corr))
         if call is None:
             continue
-        g, cs, ce, api_name = call
+        cs, ce, g, api_name = call
         groups[((g >> 24) & 0xFFFFFF, g & 0xFFFFFF, d, api_name, kname)].append(
             (max(ce, e) - cs, ce - cs, s - ce if s > ce else None, e - s))
     out = []
@@ -514,12 +508,20 @@ def union_ns(intervals):
 
 
 def api_calls(raw):
-    """(process, correlationId) -> (start, end, globalTid, name) of every CUDA runtime/driver API call."""
+    """(process, correlationId) -> (start, end, globalTid, name) of the CUDA runtime/driver API call of that id. When
+    an export records two calls for one launch, the earliest: by start, then the longest, then the name, then the
+    first stored (as trace_events' call_* columns take it). An end before the start reads as the start."""
     if not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
         return {}
-    return {(g >> 24, c): (s, e, g, n) for g, c, s, e, n in raw.rows(
-        f"select globalTid, correlationId, start, \"end\", {raw.string('nameId')} from CUPTI_ACTIVITY_KIND_RUNTIME "
-        "where correlationId is not null")}
+    api = f"case when nameId is null then '[unnamed CUDA API call]' else {raw.string('nameId')} end"
+    calls = {}
+    for g, c, s, e, n in raw.rows(f"select globalTid, correlationId, start, max(start, \"end\"), {api} "
+                                  "from CUPTI_ACTIVITY_KIND_RUNTIME where correlationId is not null and start is not null "
+                                  "order by rowid"):
+        key = (g >> 24, c)
+        if key not in calls or (s, -(e - s), n) < (calls[key][0], -(calls[key][1] - calls[key][0]), calls[key][3]):
+            calls[key] = (s, e, g, n)
+    return calls
 
 
 def gpu_time_breakdown(raw):

@@ -24,8 +24,8 @@ profiles+=("$tmp/gpu_causes.sqlite")
   "update NVTX_EVENTS set text = 'T' where rowid = 2" "update NVTX_EVENTS set text = 'x:step' where rowid = 6"
 profiles+=("$tmp/nvtx_printed_alike.sqlite")
 # Launches recorded twice (two API rows for one kernel, as exports of about 2022 have; no export here has them): an
-# earlier call of another name, and the same call again on another thread of the process. cuda_kern_exec_sum, which
-# defines what it does with them (the earliest call, then the first stored), is checked on it below.
+# earlier call of another name, and the same call again on another thread of the process. The recipes that take a
+# launch's call from trace_events' call_* columns (the earliest call, then the first stored) are checked on it below.
 "$sqlite3_bin" "$tmp/launch_twins.sqlite" < "$src/tests/fixtures/correlation_reuse.sql"
 "$sqlite3_bin" "$tmp/launch_twins.sqlite" "insert into StringIds values (9, 'cudaLaunchKernel')" \
   "insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, returnValue)
@@ -117,7 +117,7 @@ check "NVTX names printed alike" nsys_stats/nvtx_gpu_proj_sum.sql '$1 == "T:x:st
 # Every number against its reference over the raw tables (Debian's python3: standard library only).
 python=/usr/bin/python3; [ -x "$python" ] || python=python3
 if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${profiles[@]}"; then failed=$((failed + 1)); fi
-if ! ONLY=cuda_kern_exec_sum "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" \
+if ! ONLY='cuda_kern_exec_sum|launch_stats|queue_depth|expert_findings' "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" \
     "$tmp/launch_twins.sqlite"; then failed=$((failed + 1)); fi
 echo "check_recipes: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -153,22 +153,24 @@ namespace {
 // Columns compared by the grid: every column whose value does not depend on which other rows a scan reads.
 const char* const kGridColumns[] = {"kind", "name", "ts", "dur", "pid", "tid", "process_name", "device_id",
                                     "stream_id", "correlation_id", "global_tid", "global_pid", "cname", "domain",
-                                    "demangled_name", "derived", "schema"};
+                                    "demangled_name", "call_ts", "call_name", "derived", "schema"};
 const char* const kGridSelect =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
-    "global_pid, cname, domain, demangled_name, derived, schema";
+    "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, derived, "
+    "schema";
 // The same naming args (before schema, which stays last): the two classes of colUsed a scan tells apart (a query
 // that names args or event reads the args-only columns, one that names neither does not: ScanFilter::args). %A is
 // kArgsDigest over trace_events, the column every_row keeps it in over every_row: the args' length and head only
 // (the hostile fixture's are megabytes; check_pushdown compares them whole).
 const char* const kGridSelectWithArgs =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
-    "global_pid, cname, domain, demangled_name, derived, %A, schema";
+    "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, derived, "
+    "%A, schema";
 const char* const kArgsDigest = "length(args) || ':' || substr(args, 1, 100)";
 
 bool is_integer_column(const std::string& c) {
   return c != "kind" && c != "name" && c != "process_name" && c != "cname" && c != "domain" && c != "demangled_name" &&
-         c != "schema";
+         c != "call_name" && c != "schema";
 }
 
 }  // namespace
@@ -200,6 +202,45 @@ std::vector<std::string> check_columns_args_carry(testdb::Db& db) {
     int64_t others = db.integer("select count(*)" + every + " and kind not in " + c.kinds + " and " + col +
                                 " is not null");
     if (others != 0) failures.push_back(std::to_string(others) + " rows of other kinds with a " + col);
+  }
+  return failures;
+}
+
+std::vector<std::string> check_call_columns(testdb::Db& db) {
+  std::vector<std::string> failures;
+  for (auto& r : db.rows("select name from pragma_database_list where name != 'temp' order by name")) {
+    const std::string schema = quoted(r[0]);
+    if (db.integer("select count(*) from pragma_table_list where schema = " + schema + " and name = 'StringIds'") == 0)
+      continue;
+    const std::string rows = " from trace_events where schema = " + schema + " and derived in (0, 1)";
+    const std::string joined =
+        "with j as (select k.rowid as id, c.rowid as call_id, c.ts, c.dur, c.name, c.pid, c.tid, "
+        "row_number() over (partition by k.rowid order by c.ts, c.dur desc, c.name, c.rowid) as nth "
+        "from trace_events k join trace_events c on c.correlation_id = k.correlation_id and "
+        "c.global_pid = k.global_pid and c.kind = 'cuda_api' and c.schema = " + schema +
+        " where k.schema = " + schema + " and k.derived in (0, 1) and k.kind != 'cuda_api') "
+        "select id, call_id, ts, dur, name, pid, tid from j where nth = 1 order by id";
+    auto want = db.rows(joined);
+    auto got = db.rows("select rowid, call_id, call_ts, call_dur, call_name, call_pid, call_tid" + rows +
+                       " and call_id is not null order by rowid");
+    if (got != want) {
+      size_t at = 0;
+      while (at < got.size() && at < want.size() && got[at] == want[at]) ++at;
+      auto show = [](const std::vector<std::vector<std::string>>& v, size_t i) {
+        std::string out;
+        if (i < v.size())
+          for (const std::string& x : v[i]) out += x + " ";
+        return i < v.size() ? out : std::string("(none)");
+      };
+      failures.push_back("report " + schema + ": " + std::to_string(got.size()) + " rows with a call, the join gives " +
+                         std::to_string(want.size()) + "; first difference: " + show(got, at) + "against " +
+                         show(want, at));
+    }
+    // Rows the join finds no call for read NULL in every call column (call_id alone was compared above).
+    int64_t partial = db.integer("select count(*)" + rows + " and call_id is null and (call_ts is not null or "
+                                 "call_dur is not null or call_name is not null or call_pid is not null or "
+                                 "call_tid is not null)");
+    if (partial != 0) failures.push_back("report " + schema + ": " + std::to_string(partial) + " rows with some call columns NULL, not all");
   }
   return failures;
 }
