@@ -19,6 +19,7 @@ std::shared_ptr<const LaunchCalls> LaunchCalls::build(sqlite3* db, std::shared_p
   std::vector<std::unique_ptr<EventSource>> sources = open_sources(db, *catalog, filter, report);
   for (const std::unique_ptr<EventSource>& source : sources) {
     out->tag_ = source->tag();
+    out->calls_.reserve(out->calls_.size() + source->estimated_rows());  // no copy at the peak as it grows
     while (source->next()) {
       const SourceEvent& e = source->event();
       if (!e.has_correlation || !e.has_global_id) continue;
@@ -49,7 +50,8 @@ std::shared_ptr<const LaunchCalls> LaunchCalls::build(sqlite3* db, std::shared_p
                                          a.correlation == b.correlation;
                                 }),
                     out->calls_.end());
-  out->calls_.shrink_to_fit();
+  // (Twins are rare, and so are calls without a correlation id: a copy to give back a few bytes would double the peak.)
+  if (out->calls_.size() < out->calls_.capacity() / 2) out->calls_.shrink_to_fit();
   return out;
 }
 
