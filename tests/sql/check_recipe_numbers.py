@@ -117,10 +117,9 @@ def launch_latency(raw):
                 if (proc, corr) not in first or s < first[(proc, corr)][0]:
                     first[(proc, corr)] = (s, d, st)
     rows = []
-    for g, corr, s in raw.rows("select globalTid, correlationId, start from CUPTI_ACTIVITY_KIND_RUNTIME "
-                               "where correlationId is not null"):
-        if (g >> 24, corr) in first:
-            gs, d, st = first[(g >> 24, corr)]
+    for key, (s, _, g, _) in api_calls(raw).items():  # each launch once, by its (earliest) call
+        if key in first:
+            gs, d, st = first[key]
             rows.append((gs - s, (g >> 24) & 0xFFFFFF, g & 0xFFFFFF, s, d, st))
     rows.sort(key=lambda r: (-r[0], r[3], r[1], r[2]))
     return [[pid, tid, d, st, s, raw.round(lat / 1e3, 1)] for lat, pid, tid, s, d, st in rows[:20]]
