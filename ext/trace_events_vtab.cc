@@ -157,6 +157,7 @@ void result_call_column(sqlite3_context* ctx, TraceEventsCursor& cursor, Column 
       sqlite3_result_int64(ctx, r.report * kReportPidStride + os_pid_of(call->global_tid));
       break;
     case Column::call_tid: sqlite3_result_int64(ctx, os_tid_of(call->global_tid)); break;
+    case Column::call_global_tid: sqlite3_result_int64(ctx, call->global_tid); break;
     default: break;
   }
 }
@@ -199,6 +200,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case Column::call_name:
       case Column::call_pid:
       case Column::call_tid:
+      case Column::call_global_tid:
         result_call_column(ctx, *cursor, static_cast<Column>(column));
         break;
       case Column::event:

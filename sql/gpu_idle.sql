@@ -13,7 +13,7 @@
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/gpu_idle.sql"
 with params(min_gap_ns) as (select 1000000),
 work as materialized (
-  select device_id, ts as s, ts + dur as e, name, global_pid, correlation_id, rowid as id from trace_events
+  select device_id, ts as s, ts + dur as e, name, call_ts, call_name, call_global_tid, rowid as id from trace_events
   where kind in ('kernel', 'memcpy', 'memset')
 ),
 -- The gaps in each GPU's work, by the extension's aggregate over intervals (one sort of integers; a window over the
@@ -21,23 +21,21 @@ work as materialized (
 -- (end, name) order of those that start then.
 gaps as materialized (
   select d.device_id, json_extract(g.value, '$[0]') as gap_start, json_extract(g.value, '$[1]') as gap_end,
-         o.name as next_op, o.global_pid, o.correlation_id
+         o.name as next_op, o.call_ts, o.call_name, o.call_global_tid
   from (select device_id, nsystrace_gaps(s, e, p.min_gap_ns + 1) as gaps from work, params p group by device_id) d,
        json_each(d.gaps) g
   join work o on o.id = (select w.id from work w where w.device_id is d.device_id
                          and w.s = json_extract(g.value, '$[1]') order by w.e, w.name, w.id limit 1)
 ),
+-- The call that launched it (trace_events' call_* columns: when an export records two, the earliest).
 launches as materialized (
-  select g.device_id, g.gap_start, a.ts as launch_ts, a.name as launch_call, a.global_tid
-  from gaps g join trace_events a
-    on a.kind = 'cuda_api' and a.correlation_id = g.correlation_id and a.global_pid = g.global_pid
+  select device_id, gap_start, call_ts as launch_ts, call_name as launch_call, call_global_tid as global_tid
+  from gaps where call_ts is not null
 ),
 -- The CPU side of each synchronization: its API call (the sync row carries the call's correlation id).
 sync_calls as materialized (
-  select a.global_tid, a.ts + a.dur as sync_end
-  from trace_events y join trace_events a
-    on a.kind = 'cuda_api' and a.correlation_id = y.correlation_id and a.global_pid = y.global_pid
-  where y.kind = 'sync'
+  select call_global_tid as global_tid, call_ts + call_dur as sync_end
+  from trace_events where kind = 'sync' and call_id is not null
 ),
 -- For each launch after a gap, the end of the last synchronization of its thread that ended before the launch:
 -- one sort of the syncs and those launches per thread.

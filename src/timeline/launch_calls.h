@@ -1,6 +1,6 @@
 // The CUDA API call each row with a correlation id came from: the call that launched a kernel, memcpy, memset or
 // graph, that recorded a CUDA event, that synchronized, that allocated. trace_events' hidden columns call_id,
-// call_ts, call_dur, call_name, call_pid and call_tid read it, so "the launch of this kernel" is a column, not a
+// call_ts, call_dur, call_name, call_pid, call_tid and call_global_tid read it, so "the launch of this kernel" is a column, not a
 // join every query and recipe writes again.
 //
 // The call is the cuda_api row with the row's correlation id in the row's process (correlation ids are numbered per

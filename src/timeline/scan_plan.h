@@ -51,6 +51,7 @@ namespace nsystrace {
   X(call_name, "TEXT HIDDEN")             \
   X(call_pid, "INTEGER HIDDEN")           \
   X(call_tid, "INTEGER HIDDEN")           \
+  X(call_global_tid, "INTEGER HIDDEN")    \
   X(derived, "INTEGER HIDDEN")            \
   X(event, "HIDDEN")
 

@@ -156,16 +156,16 @@ const char* const kGridColumns[] = {"kind", "name", "ts", "dur", "pid", "tid", "
                                     "demangled_name", "call_ts", "call_name", "derived", "schema"};
 const char* const kGridSelect =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
-    "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, derived, "
-    "schema";
+    "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, "
+    "call_global_tid, derived, schema";
 // The same naming args (before schema, which stays last): the two classes of colUsed a scan tells apart (a query
 // that names args or event reads the args-only columns, one that names neither does not: ScanFilter::args). %A is
 // kArgsDigest over trace_events, the column every_row keeps it in over every_row: the args' length and head only
 // (the hostile fixture's are megabytes; check_pushdown compares them whole).
 const char* const kGridSelectWithArgs =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
-    "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, derived, "
-    "%A, schema";
+    "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, "
+    "call_global_tid, derived, %A, schema";
 const char* const kArgsDigest = "length(args) || ':' || substr(args, 1, 100)";
 
 bool is_integer_column(const std::string& c) {
@@ -214,14 +214,14 @@ std::vector<std::string> check_call_columns(testdb::Db& db) {
       continue;
     const std::string rows = " from trace_events where schema = " + schema + " and derived in (0, 1)";
     const std::string joined =
-        "with j as (select k.rowid as id, c.rowid as call_id, c.ts, c.dur, c.name, c.pid, c.tid, "
+        "with j as (select k.rowid as id, c.rowid as call_id, c.ts, c.dur, c.name, c.pid, c.tid, c.global_tid, "
         "row_number() over (partition by k.rowid order by c.ts, c.dur desc, c.name, c.rowid) as nth "
         "from trace_events k join trace_events c on c.correlation_id = k.correlation_id and "
         "c.global_pid = k.global_pid and c.kind = 'cuda_api' and c.schema = " + schema +
         " where k.schema = " + schema + " and k.derived in (0, 1) and k.kind != 'cuda_api') "
-        "select id, call_id, ts, dur, name, pid, tid from j where nth = 1 order by id";
+        "select id, call_id, ts, dur, name, pid, tid, global_tid from j where nth = 1 order by id";
     auto want = db.rows(joined);
-    auto got = db.rows("select rowid, call_id, call_ts, call_dur, call_name, call_pid, call_tid" + rows +
+    auto got = db.rows("select rowid, call_id, call_ts, call_dur, call_name, call_pid, call_tid, call_global_tid" + rows +
                        " and call_id is not null order by rowid");
     if (got != want) {
       size_t at = 0;
@@ -239,7 +239,7 @@ std::vector<std::string> check_call_columns(testdb::Db& db) {
     // Rows the join finds no call for read NULL in every call column (call_id alone was compared above).
     int64_t partial = db.integer("select count(*)" + rows + " and call_id is null and (call_ts is not null or "
                                  "call_dur is not null or call_name is not null or call_pid is not null or "
-                                 "call_tid is not null)");
+                                 "call_tid is not null or call_global_tid is not null)");
     if (partial != 0) failures.push_back("report " + schema + ": " + std::to_string(partial) + " rows with some call columns NULL, not all");
   }
   return failures;
