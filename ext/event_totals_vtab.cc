@@ -67,15 +67,6 @@ struct TotalsCursor {
   std::unique_ptr<GroupsBySqlite> by_sqlite;
 };
 
-// A failure while the statement was interrupted (a reader's or the fallback's step) is SQLITE_INTERRUPT, with
-// SQLite's own "interrupted", as a GROUP BY over trace_events reports it, not an error naming an inner statement.
-int interrupted_as_such(ConnectionVtab* vtab, int rc) {
-  if (rc != SQLITE_ERROR || !is_interrupted(vtab->state->db())) return rc;
-  sqlite3_free(vtab->base.zErrMsg);
-  vtab->base.zErrMsg = nullptr;
-  return SQLITE_INTERRUPT;
-}
-
 int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
   return connect_vtab(db, aux, event_totals_declaration(), out);
 }
@@ -106,7 +97,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
   cursor->totals.reset();
   cursor->position = 0;
   cursor->by_sqlite.reset();
-  return interrupted_as_such(vtab, guarded(base->pVtab, [&] {
+  return interrupted_as_such(&vtab->base, vtab->state->db(), guarded(base->pVtab, [&] {
     ConnectionState* state = vtab->state;
     try {
       ScanPlan plan = ScanPlan::from_idx(idx_num, idx_str);
@@ -146,7 +137,8 @@ int x_next(sqlite3_vtab_cursor* base) {
   auto* cursor = reinterpret_cast<TotalsCursor*>(base);
   ++cursor->position;
   if (!cursor->by_sqlite) return SQLITE_OK;
-  return interrupted_as_such(reinterpret_cast<ConnectionVtab*>(base->pVtab), guarded(base->pVtab, [&] {
+  sqlite3* db = reinterpret_cast<ConnectionVtab*>(base->pVtab)->state->db();
+  return interrupted_as_such(base->pVtab, db, guarded(base->pVtab, [&] {
     cursor->by_sqlite->next();
     return SQLITE_OK;
   }));

@@ -85,7 +85,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
   std::unique_ptr<TimelineScan> previous = std::move(cursor->scan);
   ++cursor->generation;
   cursor->advanced_at = vtab->state->tick();
-  return guarded(base->pVtab, [&] {
+  return interrupted_as_such(base->pVtab, vtab->state->db(), guarded(base->pVtab, [&] {
     ConnectionState* state = vtab->state;
     try {
       // A cursor is one loop of one statement's plan: parsed at its first xFilter (a join's inner scan has one at
@@ -104,7 +104,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       throw Error(naming_the_profile(state->db(), e.what()));
     }
     return SQLITE_OK;
-  });
+  }));
 }
 
 int x_next(sqlite3_vtab_cursor* base) {
@@ -120,7 +120,7 @@ int x_next(sqlite3_vtab_cursor* base) {
     return SQLITE_OK;
   });
   if (rc != SQLITE_OK) cursor->scan.reset();
-  return rc;
+  return interrupted_as_such(base->pVtab, vtab->state->db(), rc);
 }
 
 int x_eof(sqlite3_vtab_cursor* base) {
@@ -138,7 +138,11 @@ void result_call_column(sqlite3_context* ctx, TraceEventsCursor& cursor, Column 
   std::shared_ptr<const LaunchCalls>& calls = cursor.launch_calls[r.report];
   if (!calls) {
     auto* vtab = reinterpret_cast<ConnectionVtab*>(cursor.base.pVtab);
-    calls = vtab->state->launch_calls(report.context.schema);
+    try {
+      calls = vtab->state->launch_calls(report.context.schema);
+    } catch (const Error& e) {
+      throw Error(naming_the_profile(vtab->state->db(), e.what(), report.context.schema));
+    }
   }
   const LaunchCalls::Call* call = calls->find(r.global_tid, r.correlation_id);
   if (call == nullptr) return;
@@ -214,6 +218,12 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
   } catch (const std::bad_alloc&) {
     return SQLITE_NOMEM;
   } catch (const std::exception& e) {
+    // A column read that failed because the statement was interrupted (the call_* columns' first read builds the
+    // report's calls) says so, as SQLite does, rather than naming an inner statement.
+    if (is_interrupted(sqlite3_context_db_handle(ctx))) {
+      sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+      return SQLITE_INTERRUPT;
+    }
     sqlite3_result_error(ctx, e.what(), -1);
     return SQLITE_ERROR;
   }

@@ -127,6 +127,16 @@ inline bool is_interrupted(sqlite3* db) {
   return rc == SQLITE_INTERRUPT;
 }
 
+// A vtab call's failure while the statement was interrupted (sqlite3_interrupt, Ctrl-C, a progress handler: a
+// reader's step failed) is SQLITE_INTERRUPT with SQLite's own "interrupted", as a query over a plain table reports it,
+// not an error naming an inner statement.
+inline int interrupted_as_such(sqlite3_vtab* vtab, sqlite3* db, int rc) {
+  if (rc != SQLITE_ERROR || !is_interrupted(db)) return rc;
+  sqlite3_free(vtab->zErrMsg);
+  vtab->zErrMsg = nullptr;
+  return SQLITE_INTERRUPT;
+}
+
 // "<message> [profile: /path/prof.sqlite]": which file a failure is about (the user may have several ATTACHed).
 inline std::string naming_the_profile(sqlite3* db, const std::string& message, const std::string& schema = "main") {
   const char* file = sqlite3_db_filename(db, schema.c_str());

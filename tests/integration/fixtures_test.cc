@@ -190,6 +190,42 @@ TEST_F(Fixture, CallColumnsTakeTheEarliestOfTwinCalls) {
   for (const auto& f : testdiff::check_call_columns(db)) ADD_FAILURE() << f;
 }
 
+namespace {
+int interrupt_after(void* countdown) { return --*static_cast<int*>(countdown) < 0 ? 1 : 0; }
+}  // namespace
+
+TEST(CallColumns, AnInterruptWhileTheCallsAreReadIsAnInterruptAndKeepsNothing) {
+  // The first read of a call_* column reads the report's calls (LaunchCalls::build) inside xColumn: cut there, the
+  // query fails as interrupted (SQLite's own message), and the next query reads them whole.
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+  const std::string with_calls = "select count(call_ts), sum(call_ts) from trace_events where kind = 'kernel'";
+  const std::string without = "select count(ts), sum(ts) from trace_events where kind = 'kernel'";
+  auto steps = [&](const std::string& sql) {  // VM steps the query takes, after the catalog's first reads
+    testdb::Db counted;
+    counted.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+    counted.rows(without);
+    int countdown = INT32_MAX;
+    sqlite3_progress_handler(counted.get(), 1, interrupt_after, &countdown);
+    counted.rows(sql);
+    return INT32_MAX - countdown;
+  };
+  const int plain = steps(without), building = steps(with_calls);
+  // the calls are read at the first row
+  const int first_row = steps("select ts from trace_events where kind = 'kernel' limit 1");
+  ASSERT_GT(building, plain + 100) << "reading the calls takes steps of its own";
+  db.rows(without);
+  int countdown = first_row + (building - plain) / 2;  // within the calls' read
+  sqlite3_progress_handler(db.get(), 1, interrupt_after, &countdown);
+  EXPECT_EQ(db.error_of(with_calls), "interrupted in: " + with_calls);
+  sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
+  Rows whole = db.rows(with_calls);
+  EXPECT_EQ(whole, db.rows("select count(a.ts), sum(a.ts) from trace_events k join trace_events a on "
+                           "a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and "
+                           "a.kind = 'cuda_api' where k.kind = 'kernel'"));
+  EXPECT_NE(whole[0][0], "0");
+}
+
 TEST(ConnectionLifecycle, CorrelatedSubqueriesLeaveNoStatementBehind) {
   // A correlated subquery over trace_events opens a cursor at every outer row; each takes the statements the last
   // closed one prepared (ConnectionState::idle_statements) while the outer cursor is open. Once the statement is
