@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Times every recipe (sql/*.sql, sql/nsys_stats/*.sql) and the README's join and window queries on a large profile,
+# Times every recipe (sql/*.sql, sql/nsys_stats/*.sql), the launch join (and the same launches read from the call_*
+# columns, as the README reads them) and the README's window queries on a large profile,
 # each against two baselines measured in the same run, with no extension loaded:
 #   scan   SQLite reading every row of the event tables the recipes read (NVTX, CUDA API, kernels, memcpys, memsets);
 #   plain  the recipe's own numbers computed by plain SQL over the raw nsys tables (tests/bench/plain/<recipe>.sql;
@@ -67,6 +68,7 @@ mid=$(sqlite3 "$uri" -cmd ".load $so" "select (min(ts) + max(ts)) / 2 from trace
 
 declare -A queries=(  # name -> what the extension runs
   [launch_join]="select count(*), count(a.name) from trace_events k left join trace_events a on a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and a.kind = 'cuda_api' where k.kind = 'kernel'"
+  [launch_columns]="select count(*), count(call_name) from trace_events where kind = 'kernel'"
   [window_100ms]="select kind, count(*), sum(dur) from trace_events where ts between $mid and $mid + 100000000 group by kind"
   [window_100ms_derived]="select kind, count(*), sum(dur) from trace_events where ts between $mid and $mid + 100000000 and derived in (0, 1) group by kind"
 )
@@ -74,6 +76,7 @@ declare -A other_sql=()  # name -> what --compare-sql runs
 declare -A plain=(  # name -> its plain-SQL baseline (no extension)
   [launch_join]="select count(*), count(a.nameId) from CUPTI_ACTIVITY_KIND_KERNEL k left join CUPTI_ACTIVITY_KIND_RUNTIME a on a.correlationId = k.correlationId and a.globalTid >> 24 = k.globalPid >> 24"
 )
+plain[launch_columns]=${plain[launch_join]}  # the same counts where no launch has two calls
 names=()
 for r in sql/*.sql sql/nsys_stats/*.sql; do
   n=${r#sql/}; n=${n%.sql}
@@ -82,7 +85,7 @@ for r in sql/*.sql sql/nsys_stats/*.sql; do
   [ -f "tests/bench/plain/$n.sql" ] && plain[$n]=".read tests/bench/plain/$n.sql"
   names+=("$n")
 done
-names+=(launch_join window_100ms window_100ms_derived)
+names+=(launch_join launch_columns window_100ms window_100ms_derived)
 if [ -n "$only" ]; then
   kept=()
   for n in "${names[@]}"; do grep -qE "$only" <<<"$n" && kept+=("$n"); done
