@@ -77,9 +77,9 @@ class ConnectionState {
   // ranges that can have rows in the window only (the last one asked for is kept).
   std::shared_ptr<const NvtxProjection> projection(const std::string& schema,
                                                    const std::optional<ProjectionWindow>& window = std::nullopt);
-  // The CUDA API calls of database `schema` by (process, correlation id) (trace_events.call_*), read on first use
-  // and kept with its catalog.
-  std::shared_ptr<const LaunchCalls> launch_calls(const std::string& schema);
+  // The CUDA API calls of database `schema` by (process, correlation id) (trace_events.call_*), on the clock of a
+  // scan that shifts the report's times by clock_offset; read on first use and kept with its catalog.
+  std::shared_ptr<const LaunchCalls> launch_calls(const std::string& schema, int64_t clock_offset);
   // The files of the connection's databases (main, temp, ATTACHed; "" for in-memory ones): what a trace file
   // must never replace.
   std::vector<std::string> database_files() const;
@@ -129,6 +129,7 @@ class ConnectionState {
   uint64_t next_cursor_id_ = 0, clock_ = 0;
   std::vector<TraceEventsCursor*> cursors_;
   std::map<std::string, CachedCatalog> catalogs_;
+  uint64_t writes_read_ = 0;  // catalogs read within write transactions: each one's version is its own
 };
 
 // Whether a database is an Nsight Systems export: it has one of the tables nsys writes.

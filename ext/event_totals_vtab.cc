@@ -126,6 +126,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
         cursor->schemas[static_cast<size_t>(r.context.index)] = r.context.schema;
       }
       cursor->totals = std::move(totals);
+    } catch (const Interrupted&) {
+      throw;  // as it is: guarded() reports it as SQLITE_INTERRUPT
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));
     }

@@ -78,6 +78,9 @@ std::shared_ptr<const ProfileCatalog> ConnectionState::catalog(const std::string
                                     file ? file : "", static_cast<uint64_t>(st.st_ino),
                                     static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_mtim.tv_sec),
                                     static_cast<int64_t>(st.st_mtim.tv_nsec));
+  // Within a write transaction the cookies above do not say whether a change was rolled back (ROLLBACK or ROLLBACK
+  // TO a savepoint leaves total_changes as it was), so nothing read from the database then is kept for later.
+  if (sqlite3_txn_state(db_, schema.c_str()) == SQLITE_TXN_WRITE) version += fmt::format("|write {}", ++writes_read_);
   auto& slot = catalogs_[schema];
   if (!slot.catalog || slot.version != version) {
     slot.catalog = ProfileCatalog::load(db_, schema);
@@ -113,10 +116,11 @@ std::shared_ptr<const NvtxProjection> ConnectionState::projection(const std::str
   return slot.projection;
 }
 
-std::shared_ptr<const LaunchCalls> ConnectionState::launch_calls(const std::string& schema) {
+std::shared_ptr<const LaunchCalls> ConnectionState::launch_calls(const std::string& schema, int64_t clock_offset) {
   auto current = catalog(schema);
   auto& slot = catalogs_[schema];
-  if (!slot.launch_calls) slot.launch_calls = LaunchCalls::build(db_, current);
+  if (!slot.launch_calls || slot.launch_calls->clock_offset() != clock_offset)
+    slot.launch_calls = LaunchCalls::build(db_, current, clock_offset);
   return slot.launch_calls;
 }
 

@@ -100,6 +100,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       read_filter_arguments(cursor->arguments, argc, argv);
       cursor->scan = open_planned_scan(*state, plan, cursor->arguments, cursor->reports_listed, cursor->reports,
                                        cursor->statements, std::move(previous));
+    } catch (const Interrupted&) {
+      throw;  // as it is: guarded() reports it as SQLITE_INTERRUPT
     } catch (const Error& e) {
       throw Error(naming_the_profile(state->db(), e.what()));
     }
@@ -114,6 +116,8 @@ int x_next(sqlite3_vtab_cursor* base) {
     try {
       cursor->advanced_at = vtab->state->tick();
       cursor->scan->next();
+    } catch (const Interrupted&) {
+      throw;  // as it is: guarded() reports it as SQLITE_INTERRUPT
     } catch (const Error& e) {
       throw Error(naming_the_profile(vtab->state->db(), e.what()));
     }
@@ -139,7 +143,9 @@ void result_call_column(sqlite3_context* ctx, TraceEventsCursor& cursor, Column 
   if (!calls) {
     auto* vtab = reinterpret_cast<ConnectionVtab*>(cursor.base.pVtab);
     try {
-      calls = vtab->state->launch_calls(report.context.schema);
+      calls = vtab->state->launch_calls(report.context.schema, report.context.clock_offset);
+    } catch (const Interrupted&) {
+      throw;  // as it is: guarded() reports it as SQLITE_INTERRUPT
     } catch (const Error& e) {
       throw Error(naming_the_profile(vtab->state->db(), e.what(), report.context.schema));
     }
@@ -150,7 +156,7 @@ void result_call_column(sqlite3_context* ctx, TraceEventsCursor& cursor, Column 
     case Column::call_id:
       sqlite3_result_int64(ctx, (static_cast<int64_t>(r.report) << 56) | calls->rowid(*call));
       break;
-    case Column::call_ts: sqlite3_result_int64(ctx, saturating_add(call->ts, report.context.clock_offset)); break;
+    case Column::call_ts: sqlite3_result_int64(ctx, call->ts); break;
     case Column::call_dur: sqlite3_result_int64(ctx, call->dur); break;
     case Column::call_name: {
       std::string scratch;
@@ -217,6 +223,9 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
     return SQLITE_OK;
   } catch (const std::bad_alloc&) {
     return SQLITE_NOMEM;
+  } catch (const Interrupted&) {
+    sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
+    return SQLITE_INTERRUPT;
   } catch (const std::exception& e) {
     // A column read that failed because the statement was interrupted (the call_* columns' first read builds the
     // report's calls) says so, as SQLite does, rather than naming an inner statement.

@@ -31,6 +31,8 @@ int guarded(sqlite3_vtab* vtab, Body&& body) {
     return body();
   } catch (const std::bad_alloc&) {
     return SQLITE_NOMEM;
+  } catch (const Interrupted&) {
+    return SQLITE_INTERRUPT;  // SQLite says "interrupted"
   } catch (const std::exception& e) {
     set_vtab_error(vtab, e.what());
     return SQLITE_ERROR;
@@ -127,9 +129,10 @@ inline bool is_interrupted(sqlite3* db) {
   return rc == SQLITE_INTERRUPT;
 }
 
-// A vtab call's failure while the statement was interrupted (sqlite3_interrupt, Ctrl-C, a progress handler: a
-// reader's step failed) is SQLITE_INTERRUPT with SQLite's own "interrupted", as a query over a plain table reports it,
-// not an error naming an inner statement.
+// A vtab call's failure while the statement was interrupted (sqlite3_interrupt, Ctrl-C: a reader's step failed, or a
+// check of its own threw) is SQLITE_INTERRUPT with SQLite's own "interrupted", as a query over a plain table reports
+// it, not an error naming an inner statement. (A progress handler's interrupt is not seen by this probe, which runs
+// too few steps to call it: the step it failed throws Interrupted, which guarded() maps.)
 inline int interrupted_as_such(sqlite3_vtab* vtab, sqlite3* db, int rc) {
   if (rc != SQLITE_ERROR || !is_interrupted(db)) return rc;
   sqlite3_free(vtab->zErrMsg);

@@ -13,9 +13,10 @@ launches as materialized (
   group by call_id
 ),
 -- The top_n-th launch in the order shown, and every launch that sorts with or before it (ties included): only
--- those need their first operation named.
+-- those need their first operation named. (A negative top_n is SQL's "no limit": then every launch.)
 cut as (
   select gpu_start - call_ts as latency, call_ts from launches
+  where (select top_n from params) > 0
   order by 1 desc, 2 limit 1 offset (select top_n - 1 from params)
 ),
 top as materialized (

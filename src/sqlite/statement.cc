@@ -31,7 +31,10 @@ bool Statement::step() {
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
   sqlite3* db = sqlite3_db_handle(stmt_);
-  throw Error(fmt::format("nsystrace: reading the profile failed ({}): {}", sqlite3_errmsg(db), sqlite3_sql(stmt_)));
+  std::string message =
+      fmt::format("nsystrace: reading the profile failed ({}): {}", sqlite3_errmsg(db), sqlite3_sql(stmt_));
+  if (rc == SQLITE_INTERRUPT) throw Interrupted(message);
+  throw Error(message);
 }
 
 void Statement::reset() { sqlite3_reset(stmt_); }

@@ -16,6 +16,11 @@ namespace nsystrace {
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// A statement failed because its connection was interrupted (sqlite3_interrupt, Ctrl-C, a progress handler that
+// returned non-zero): the vtab glue reports it as SQLITE_INTERRUPT, as SQLite reports it for a plain table.
+struct Interrupted : Error {
+  using Error::Error;
+};
 
 // "name" with embedded quotes doubled: the only way identifiers enter SQL text we build.
 std::string quote_identifier(std::string_view name);

@@ -7,15 +7,18 @@
 
 namespace nsystrace {
 
-std::shared_ptr<const LaunchCalls> LaunchCalls::build(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog) {
+std::shared_ptr<const LaunchCalls> LaunchCalls::build(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog,
+                                                      int64_t clock_offset) {
   auto out = std::make_shared<LaunchCalls>();
   out->catalog_ = catalog;
+  out->clock_offset_ = clock_offset;
   ScanFilter filter;
   filter.kinds = kind_bit(Kind::cuda_api);
   filter.args = false;
   filter.order = RowOrder::any;  // as stored: the calls are sorted here
-  ReportContext report;          // index 0, the report's own clock
+  ReportContext report;  // the times as a scan of the connection's reports reads them
   report.schema = catalog->schema().schema();
+  report.clock_offset = clock_offset;
   std::vector<std::unique_ptr<EventSource>> sources = open_sources(db, *catalog, filter, report);
   for (const std::unique_ptr<EventSource>& source : sources) {
     out->tag_ = source->tag();

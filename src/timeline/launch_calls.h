@@ -25,14 +25,18 @@ class LaunchCalls {
   struct Call {
     int64_t global_tid = 0;
     int64_t correlation = 0;
-    int64_t ts = 0;   // on the report's own clock (a scan adds its clock offset)
+    int64_t ts = 0;   // as trace_events has it: on the scan's clock (the report's times + clock_offset)
     int64_t dur = 0;
     int64_t name = 0;  // a StringIds id (>= 0), or -(index into names_ + 1) for a name not from StringIds
     int64_t source_rowid = 0;
   };
 
-  // Reads the cuda_api rows of `catalog`'s report on db.
-  static std::shared_ptr<const LaunchCalls> build(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog);
+  // Reads the cuda_api rows of `catalog`'s report on db, its times shifted by clock_offset as a scan of the
+  // connection's reports shifts them (TimelineScan::align_reports), so that the earliest call is the earliest as
+  // trace_events orders them, saturated times included.
+  static std::shared_ptr<const LaunchCalls> build(sqlite3* db, std::shared_ptr<const ProfileCatalog> catalog,
+                                                  int64_t clock_offset);
+  int64_t clock_offset() const { return clock_offset_; }
 
   // The call of `correlation` in the process of `global_id` (a globalTid or globalPid), or nullptr.
   const Call* find(int64_t global_id, int64_t correlation) const;
@@ -46,6 +50,7 @@ class LaunchCalls {
   std::vector<Call> calls_;                        // by (process, correlation), one per key
   std::vector<std::string> names_;                 // names not from StringIds (an unnamed call's)
   int tag_ = 0;
+  int64_t clock_offset_ = 0;
 };
 
 }  // namespace nsystrace

@@ -196,34 +196,83 @@ int interrupt_after(void* countdown) { return --*static_cast<int*>(countdown) < 
 
 TEST(CallColumns, AnInterruptWhileTheCallsAreReadIsAnInterruptAndKeepsNothing) {
   // The first read of a call_* column reads the report's calls (LaunchCalls::build) inside xColumn: cut there, the
-  // query fails as interrupted (SQLite's own message), and the next query reads them whole.
+  // query fails as interrupted (SQLite's own message), and the next query reads them whole. A progress handler
+  // called every step (so that any statement stepped after the cut is cut too), and one called every 100 steps, as
+  // the shell's .progress and Python's set_progress_handler are: then only the step that failed says so.
+  for (const int every : {1, 100}) {
+    testdb::Db db;
+    db.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+    const std::string with_calls = "select count(call_ts), sum(call_ts) from trace_events where kind = 'kernel'";
+    const std::string without = "select count(ts), sum(ts) from trace_events where kind = 'kernel'";
+    auto calls = [&](const std::string& sql) {  // progress calls the query makes, after the catalog's first reads
+      testdb::Db counted;
+      counted.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
+      counted.rows(without);
+      int countdown = INT32_MAX;
+      sqlite3_progress_handler(counted.get(), every, interrupt_after, &countdown);
+      counted.rows(sql);
+      return INT32_MAX - countdown;
+    };
+    const int plain = calls(without), building = calls(with_calls);
+    const int first_row = calls("select ts from trace_events where kind = 'kernel' limit 1");  // the calls are read there
+    ASSERT_GT(building, plain + 10) << "reading the calls takes steps of its own; every " << every;
+    db.rows(without);
+    int countdown = first_row + (building - plain) / 2;  // within the calls' read
+    sqlite3_progress_handler(db.get(), every, interrupt_after, &countdown);
+    EXPECT_EQ(db.error_of(with_calls), "interrupted in: " + with_calls) << "every " << every;
+    sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
+    Rows whole = db.rows(with_calls);
+    EXPECT_EQ(whole, db.rows("select count(a.ts), sum(a.ts) from trace_events k join trace_events a on "
+                             "a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and "
+                             "a.kind = 'cuda_api' where k.kind = 'kernel'"));
+    EXPECT_NE(whole[0][0], "0");
+  }
+}
+
+TEST(CallColumns, NothingReadInAWriteTransactionOutlivesItsRollback) {
+  // A change made and read within a transaction, then rolled back, leaves schema_version, data_version and
+  // total_changes as they were: the calls (and the catalog) read then must not be kept.
   testdb::Db db;
-  db.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
-  const std::string with_calls = "select count(call_ts), sum(call_ts) from trace_events where kind = 'kernel'";
-  const std::string without = "select count(ts), sum(ts) from trace_events where kind = 'kernel'";
-  auto steps = [&](const std::string& sql) {  // VM steps the query takes, after the catalog's first reads
-    testdb::Db counted;
-    counted.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
-    counted.rows(without);
-    int countdown = INT32_MAX;
-    sqlite3_progress_handler(counted.get(), 1, interrupt_after, &countdown);
-    counted.rows(sql);
-    return INT32_MAX - countdown;
-  };
-  const int plain = steps(without), building = steps(with_calls);
-  // the calls are read at the first row
-  const int first_row = steps("select ts from trace_events where kind = 'kernel' limit 1");
-  ASSERT_GT(building, plain + 100) << "reading the calls takes steps of its own";
-  db.rows(without);
-  int countdown = first_row + (building - plain) / 2;  // within the calls' read
-  sqlite3_progress_handler(db.get(), 1, interrupt_after, &countdown);
-  EXPECT_EQ(db.error_of(with_calls), "interrupted in: " + with_calls);
-  sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
-  Rows whole = db.rows(with_calls);
-  EXPECT_EQ(whole, db.rows("select count(a.ts), sum(a.ts) from trace_events k join trace_events a on "
-                           "a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and "
-                           "a.kind = 'cuda_api' where k.kind = 'kernel'"));
-  EXPECT_NE(whole[0][0], "0");
+  db.exec_file(testdb::source_dir() + "/tests/fixtures/correlation_reuse.sql");
+  const std::string kernel_a =
+      "select call_ts, (select ts from trace_events where kind = 'cuda_api' and rowid = k.call_id) from trace_events k "
+      "where kind = 'kernel' and name = 'kernel_A'";
+  const Rows before = db.rows(kernel_a);
+  ASSERT_EQ(before, (Rows{{"1000", "1000"}}));
+  for (const char* undo : {"rollback", "rollback to s"}) {
+    db.exec(std::string("begin; savepoint s; update CUPTI_ACTIVITY_KIND_RUNTIME set start = 500 where rowid = 1"));
+    EXPECT_EQ(db.rows(kernel_a), (Rows{{"500", "500"}})) << undo;
+    db.exec(undo);
+    EXPECT_EQ(db.rows(kernel_a), before) << undo;
+    if (std::string(undo) != "rollback") db.exec("rollback");  // (after ROLLBACK TO, the transaction is still open)
+  }
+}
+
+TEST(CallColumns, TwinsAreOrderedOnTheConnectionsClock) {
+  // Report r1 started 5000 ns after main, so its times are shifted by 5000 and saturate at INT64_MAX: two calls of
+  // one launch stored at INT64_MAX - 200 and - 100 both read as INT64_MAX, and the earliest is then the first by
+  // name, as trace_events orders them, not the first stored.
+  testdb::TempDir tmp{"nsystrace_calls"};
+  const std::string r1 = tmp.file("r1.sqlite");
+  {
+    testdb::Db file(r1, false, true);
+    file.exec_file(testdb::source_dir() + "/tests/fixtures/correlation_reuse.sql");
+    file.exec("update TARGET_INFO_SESSION_START_TIME set utcEpochNs = utcEpochNs + 5000");
+    file.exec("insert into StringIds values (9, 'cudaLaunchKernel')");
+    file.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+              "returnValue) values (9223372036854775607, 9223372036854775607, 0, 281476654432356, 50, 2, 0), "
+              "(9223372036854775707, 9223372036854775707, 0, 281476654432356, 50, 9, 0)");
+    file.exec("insert into CUPTI_ACTIVITY_KIND_KERNEL select * from CUPTI_ACTIVITY_KIND_KERNEL where rowid = 1");
+    file.exec("update CUPTI_ACTIVITY_KIND_KERNEL set start = 5000, end = 5005, correlationId = 50 "
+              "where rowid = last_insert_rowid()");
+  }
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/tests/fixtures/correlation_reuse.sql");
+  db.exec("attach 'file:" + r1 + "?mode=ro' as r1");
+  EXPECT_EQ(db.rows("select ts, call_ts, call_name from trace_events where schema = 'r1' and kind = 'kernel' "
+                    "and correlation_id = 50"),
+            (Rows{{"10000", "9223372036854775807", "cudaLaunchKernel"}}));
+  for (const auto& f : testdiff::check_call_columns(db)) ADD_FAILURE() << f;
 }
 
 TEST(ConnectionLifecycle, CorrelatedSubqueriesLeaveNoStatementBehind) {

@@ -509,14 +509,14 @@ def union_ns(intervals):
 def api_calls(raw):
     """(process, correlationId) -> (start, end, globalTid, name) of the CUDA runtime/driver API call of that id. When
     an export records two calls for one launch, the earliest: by start, then the longest, then the name, then the
-    first stored (as trace_events' call_* columns take it). An end before the start reads as the start."""
+    first stored (as trace_events' call_* columns take it). An end before the start, or none, reads as the start."""
     if not raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
         return {}
     api = f"case when nameId is null then '[unnamed CUDA API call]' else {raw.string('nameId')} end"
     calls = {}
-    for g, c, s, e, n in raw.rows(f"select globalTid, correlationId, start, max(start, \"end\"), {api} "
-                                  "from CUPTI_ACTIVITY_KIND_RUNTIME where correlationId is not null and start is not null "
-                                  "order by rowid"):
+    end = 'max(start, coalesce("end", start))'
+    for g, c, s, e, n in raw.rows(f"select globalTid, correlationId, start, {end}, {api} from CUPTI_ACTIVITY_KIND_RUNTIME "
+                                  "where correlationId is not null and start is not null order by rowid"):
         key = (g >> 24, c)
         if key not in calls or (s, -(e - s), n) < (calls[key][0], -(calls[key][1] - calls[key][0]), calls[key][3]):
             calls[key] = (s, e, g, n)
