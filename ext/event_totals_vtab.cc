@@ -117,7 +117,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
           cursor->by_sqlite = std::make_unique<GroupsBySqlite>(state->db(), filter);
           return SQLITE_OK;
         }
-        if (n % 4096 == 0 && is_interrupted(state->db())) throw Error("nsystrace: event_totals: interrupted");
+        if (n % 4096 == 0 && is_interrupted(state->db())) throw Interrupted("nsystrace: event_totals: interrupted");
       }
       cursor->schemas.clear();
       for (const TimelineScan::Report& r : scan->reports()) {
@@ -126,10 +126,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
         cursor->schemas[static_cast<size_t>(r.context.index)] = r.context.schema;
       }
       cursor->totals = std::move(totals);
-    } catch (const Interrupted&) {
-      throw;  // as it is: guarded() reports it as SQLITE_INTERRUPT
     } catch (const Error& e) {
-      throw Error(naming_the_profile(state->db(), e.what()));
+      rethrow_naming_the_profile(state->db(), e);
     }
     return SQLITE_OK;
   }));

@@ -328,10 +328,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
         r.catalog = vtab->state->catalog(schema);
         r.projection = vtab->state->projection(schema);
         r.names = std::make_unique<NvtxRangeNames>(vtab->state->db(), *r.catalog);
-      } catch (const Interrupted&) {
-        throw;  // as it is: guarded() reports it as SQLITE_INTERRUPT
       } catch (const Error& e) {
-        throw Error(naming_the_profile(vtab->state->db(), e.what(), schema));
+        rethrow_naming_the_profile(vtab->state->db(), e, schema);
       }
       c->reports.push_back(std::move(r));
     }

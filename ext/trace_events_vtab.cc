@@ -100,10 +100,8 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       read_filter_arguments(cursor->arguments, argc, argv);
       cursor->scan = open_planned_scan(*state, plan, cursor->arguments, cursor->reports_listed, cursor->reports,
                                        cursor->statements, std::move(previous));
-    } catch (const Interrupted&) {
-      throw;  // as it is: guarded() reports it as SQLITE_INTERRUPT
     } catch (const Error& e) {
-      throw Error(naming_the_profile(state->db(), e.what()));
+      rethrow_naming_the_profile(state->db(), e);
     }
     return SQLITE_OK;
   }));
@@ -116,10 +114,8 @@ int x_next(sqlite3_vtab_cursor* base) {
     try {
       cursor->advanced_at = vtab->state->tick();
       cursor->scan->next();
-    } catch (const Interrupted&) {
-      throw;  // as it is: guarded() reports it as SQLITE_INTERRUPT
     } catch (const Error& e) {
-      throw Error(naming_the_profile(vtab->state->db(), e.what()));
+      rethrow_naming_the_profile(vtab->state->db(), e);
     }
     return SQLITE_OK;
   });
@@ -144,10 +140,8 @@ void result_call_column(sqlite3_context* ctx, TraceEventsCursor& cursor, Column 
     auto* vtab = reinterpret_cast<ConnectionVtab*>(cursor.base.pVtab);
     try {
       calls = vtab->state->launch_calls(report.context.schema, report.context.clock_offset);
-    } catch (const Interrupted&) {
-      throw;  // as it is: guarded() reports it as SQLITE_INTERRUPT
     } catch (const Error& e) {
-      throw Error(naming_the_profile(vtab->state->db(), e.what(), report.context.schema));
+      rethrow_naming_the_profile(vtab->state->db(), e, report.context.schema);
     }
   }
   const LaunchCalls::Call* call = calls->find(r.global_tid, r.correlation_id);
@@ -223,13 +217,10 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
     return SQLITE_OK;
   } catch (const std::bad_alloc&) {
     return SQLITE_NOMEM;
-  } catch (const Interrupted&) {
-    sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
-    return SQLITE_INTERRUPT;
   } catch (const std::exception& e) {
     // A column read that failed because the statement was interrupted (the call_* columns' first read builds the
     // report's calls) says so, as SQLite does, rather than naming an inner statement.
-    if (is_interrupted(sqlite3_context_db_handle(ctx))) {
+    if (dynamic_cast<const Interrupted*>(&e) != nullptr || is_interrupted(sqlite3_context_db_handle(ctx))) {
       sqlite3_result_error_code(ctx, SQLITE_INTERRUPT);
       return SQLITE_INTERRUPT;
     }

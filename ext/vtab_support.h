@@ -147,6 +147,13 @@ inline std::string naming_the_profile(sqlite3* db, const std::string& message, c
   return message + " [profile: " + file + "]";
 }
 
+// Rethrows the Error being handled (call it from its catch block) with the profile's file named, except an
+// Interrupted one, rethrown as it is: guarded() reports that as SQLite reports an interrupt.
+[[noreturn]] inline void rethrow_naming_the_profile(sqlite3* db, const Error& e, const std::string& schema = "main") {
+  if (dynamic_cast<const Interrupted*>(&e) != nullptr) throw;
+  throw Error(naming_the_profile(db, e.what(), schema));
+}
+
 // The cursor's scan, reopened with args (ScanFilter::args) and moved to its current row when it was opened without
 // them (its query names neither args nor event): for the trace aggregates' (*) forms, which read the row's args
 // from the cursor. Throws Error.
