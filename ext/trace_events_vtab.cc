@@ -157,9 +157,7 @@ void result_call_column(sqlite3_context* ctx, TraceEventsCursor& cursor, Column 
       result_text(ctx, calls->name(*call, scratch));
       break;
     }
-    case Column::call_pid:
-      sqlite3_result_int64(ctx, r.report * kReportPidStride + os_pid_of(call->global_tid));
-      break;
+    case Column::call_pid: sqlite3_result_int64(ctx, os_process_pid(r.report, call->global_tid)); break;
     case Column::call_tid: sqlite3_result_int64(ctx, os_tid_of(call->global_tid)); break;
     case Column::call_global_tid: sqlite3_result_int64(ctx, call->global_tid); break;
     default: break;

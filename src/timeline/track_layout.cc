@@ -66,10 +66,10 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
       t.has_own_id = true;
       t.own_id = 0;
     } else if (ev.placement == Placement::process) {
-      t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
+      t.pid = static_cast<int32_t>(os_process_pid(ev.report, ev.global_id));
       t.name = "Diagnostics";
     } else if (in_os_process(ev.placement)) {  // a thread's own track, or one beside it
-      t.pid = static_cast<int32_t>(report_base + os_pid_of(ev.global_id));
+      t.pid = static_cast<int32_t>(os_process_pid(ev.report, ev.global_id));
       auto [owner, fresh] = pid_owner_.emplace(t.pid, process_key_of(ev.global_id));
       if (!fresh && owner->second != process_key_of(ev.global_id)) shared_pids_.insert(t.pid);
       int32_t tid = os_tid_of(ev.global_id);

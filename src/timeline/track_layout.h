@@ -22,6 +22,12 @@
 
 namespace nsystrace {
 
+// The pid a process's CPU rows are drawn under (trace_events.pid): its OS pid, in report `report` of the scan
+// (global_id: a globalTid or globalPid of the process).
+inline int64_t os_process_pid(int report, int64_t global_id) {
+  return report * kReportPidStride + os_pid_of(global_id);
+}
+
 class TrackLayout {
  public:
   // One catalog per report of the scan (event.report indexes it).
