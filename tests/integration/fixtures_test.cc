@@ -14,6 +14,22 @@ namespace {
 
 using Rows = std::vector<std::vector<std::string>>;
 
+// correlation_reuse's tables grown by hand: a CUDA API call of a thread (its globalTid) and correlation id (nameId 2
+// is 'cudaLaunchKernel_v7000'), and a copy of one of its kernels (rowid 1: kernel_A of pid 100; 4: kernel_X of pid
+// 200) at `start`, 5 ns long, with another correlation id.
+void insert_call(testdb::Db& db, int64_t start, int64_t end, const std::string& thread, int corr, int name_id = 2) {
+  db.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+          "returnValue) values (" + std::to_string(start) + ", " + std::to_string(end) + ", 0, " + thread + ", " +
+          std::to_string(corr) + ", " + std::to_string(name_id) + ", 0)");
+}
+void copy_kernel(testdb::Db& db, int rowid, int64_t start, int corr) {
+  db.exec("insert into CUPTI_ACTIVITY_KIND_KERNEL select * from CUPTI_ACTIVITY_KIND_KERNEL where rowid = " +
+          std::to_string(rowid));
+  db.exec("update CUPTI_ACTIVITY_KIND_KERNEL set start = " + std::to_string(start) + ", end = " +
+          std::to_string(start + 5) + ", correlationId = " + std::to_string(corr) +
+          " where rowid = last_insert_rowid()");
+}
+
 class Fixture : public ::testing::Test {
  protected:
   void load(const std::string& name) { db.exec_file(testdb::source_dir() + "/tests/fixtures/" + name + ".sql"); }
@@ -81,22 +97,14 @@ TEST_F(Fixture, LaunchJoinLookupsEqualFreshLookups) {
   load("correlation_reuse");
   const std::string pid100 = "281476654432356";  // pid 100's main thread
   auto call = [&](int start, int end, const std::string& thread, int corr) {
-    db.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
-            "returnValue) values (" + std::to_string(start) + ", " + std::to_string(end) + ", 0, " + thread + ", " +
-            std::to_string(corr) + ", 2, 0)");
+    insert_call(db, start, end, thread, corr);
   };
   call(500, 520, pid100, 7);
   call(2050, 2060, pid100, 2);  // pid 100's twin of id 2
   call(1050, 1200, pid100, 10);
   call(3600, 3610, pid100, 11);
   call(3700, 3710, pid100, 11);
-  auto kernel = [&](int rowid, int start, int corr) {  // a copy of kernel_A (rowid 1, pid 100) or kernel_X (4, pid 200)
-    db.exec("insert into CUPTI_ACTIVITY_KIND_KERNEL select * from CUPTI_ACTIVITY_KIND_KERNEL where rowid = " +
-            std::to_string(rowid));
-    db.exec("update CUPTI_ACTIVITY_KIND_KERNEL set start = " + std::to_string(start) + ", end = " +
-            std::to_string(start + 5) + ", correlationId = " + std::to_string(corr) +
-            " where rowid = last_insert_rowid()");
-  };
+  auto kernel = [&](int rowid, int start, int corr) { copy_kernel(db, rowid, start, corr); };
   kernel(1, 600, 7);    // the first lookup: a new scan
   kernel(1, 1250, 10);  // one candidate, its own
   kernel(1, 1260, 7);   // one candidate, its own
@@ -151,16 +159,9 @@ TEST_F(Fixture, CallColumnsTakeTheEarliestOfTwinCalls) {
   db.exec("insert into StringIds values (9, 'cudaLaunchKernel')");
   const std::string main_thread = "281476654432356", other_thread = "281476654432357";  // pid 100's tids 100, 101
   auto call = [&](int start, int end, const std::string& thread, int corr, int name) {
-    db.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
-            "returnValue) values (" + std::to_string(start) + ", " + std::to_string(end) + ", 0, " + thread + ", " +
-            std::to_string(corr) + ", " + std::to_string(name) + ", 0)");
+    insert_call(db, start, end, thread, corr, name);
   };
-  auto kernel = [&](int start, int corr) {  // a copy of kernel_A (rowid 1, pid 100)
-    db.exec("insert into CUPTI_ACTIVITY_KIND_KERNEL select * from CUPTI_ACTIVITY_KIND_KERNEL where rowid = 1");
-    db.exec("update CUPTI_ACTIVITY_KIND_KERNEL set start = " + std::to_string(start) + ", end = " +
-            std::to_string(start + 5) + ", correlationId = " + std::to_string(corr) +
-            " where rowid = last_insert_rowid()");
-  };
+  auto kernel = [&](int start, int corr) { copy_kernel(db, 1, start, corr); };  // kernel_A's copies (pid 100)
   call(2300, 2350, main_thread, 20, 2);  // equal start and length: 'cudaLaunchKernel' sorts first
   call(2300, 2350, main_thread, 20, 9);
   call(2300, 2350, main_thread, 21, 9);  // equal start: the longer
@@ -190,10 +191,6 @@ TEST_F(Fixture, CallColumnsTakeTheEarliestOfTwinCalls) {
   for (const auto& f : testdiff::check_call_columns(db)) ADD_FAILURE() << f;
 }
 
-namespace {
-int interrupt_after(void* countdown) { return --*static_cast<int*>(countdown) < 0 ? 1 : 0; }
-}  // namespace
-
 TEST(CallColumns, AnInterruptWhileTheCallsAreReadIsAnInterruptAndKeepsNothing) {
   // The first read of a call_* column reads the report's calls (LaunchCalls::build) inside xColumn: cut there, the
   // query fails as interrupted (SQLite's own message), and the next query reads them whole. A progress handler
@@ -208,17 +205,18 @@ TEST(CallColumns, AnInterruptWhileTheCallsAreReadIsAnInterruptAndKeepsNothing) {
       testdb::Db counted;
       counted.exec_file(testdb::source_dir() + "/examples/example_profile.sql");
       counted.rows(without);
-      int countdown = INT32_MAX;
-      sqlite3_progress_handler(counted.get(), every, interrupt_after, &countdown);
+      testdb::ProgressCut count;
+      sqlite3_progress_handler(counted.get(), every, testdb::ProgressCut::handler, &count);
       counted.rows(sql);
-      return INT32_MAX - countdown;
+      return count.calls;
     };
     const int plain = calls(without), building = calls(with_calls);
-    const int first_row = calls("select ts from trace_events where kind = 'kernel' limit 1");  // the calls are read there
+    // (the calls are read at the first row)
+    const int first_row = calls("select ts from trace_events where kind = 'kernel' limit 1");
     ASSERT_GT(building, plain + 10) << "reading the calls takes steps of its own; every " << every;
     db.rows(without);
-    int countdown = first_row + (building - plain) / 2;  // within the calls' read
-    sqlite3_progress_handler(db.get(), every, interrupt_after, &countdown);
+    testdb::ProgressCut cut{0, first_row + (building - plain) / 2};  // within the calls' read
+    sqlite3_progress_handler(db.get(), every, testdb::ProgressCut::handler, &cut);
     EXPECT_EQ(db.error_of(with_calls), "interrupted in: " + with_calls) << "every " << every;
     sqlite3_progress_handler(db.get(), 0, nullptr, nullptr);
     Rows whole = db.rows(with_calls);
@@ -259,12 +257,10 @@ TEST(CallColumns, TwinsAreOrderedOnTheConnectionsClock) {
     file.exec_file(testdb::source_dir() + "/tests/fixtures/correlation_reuse.sql");
     file.exec("update TARGET_INFO_SESSION_START_TIME set utcEpochNs = utcEpochNs + 5000");
     file.exec("insert into StringIds values (9, 'cudaLaunchKernel')");
-    file.exec("insert into CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
-              "returnValue) values (9223372036854775607, 9223372036854775607, 0, 281476654432356, 50, 2, 0), "
-              "(9223372036854775707, 9223372036854775707, 0, 281476654432356, 50, 9, 0)");
-    file.exec("insert into CUPTI_ACTIVITY_KIND_KERNEL select * from CUPTI_ACTIVITY_KIND_KERNEL where rowid = 1");
-    file.exec("update CUPTI_ACTIVITY_KIND_KERNEL set start = 5000, end = 5005, correlationId = 50 "
-              "where rowid = last_insert_rowid()");
+    const int64_t near_end = INT64_MAX - 200, nearer = INT64_MAX - 100;
+    insert_call(file, near_end, near_end, "281476654432356", 50, 2);  // pid 100's main thread
+    insert_call(file, nearer, nearer, "281476654432356", 50, 9);
+    copy_kernel(file, 1, 5000, 50);
   }
   testdb::Db db;
   db.exec_file(testdb::source_dir() + "/tests/fixtures/correlation_reuse.sql");

@@ -215,17 +215,9 @@ void expect_same_bytes_for_any_thread_count(testdb::Db& db, const std::string& l
   EXPECT_EQ(threads_of_this_process(), before) << label;
 }
 
-// Every table read on a thread of its own, however small (the default leaves small tables to SQLite's thread).
-// A progress handler (sqlite3_progress_handler) that counts its calls and, past `at` of them, interrupts the
-// statement running: to cut a conversion or a scan part-way.
-struct ProgressCut {
-  int calls = 0, at = INT32_MAX;
-  static int handler(void* p) {
-    auto* c = static_cast<ProgressCut*>(p);
-    return ++c->calls > c->at ? 1 : 0;
-  }
-};
+using testdb::ProgressCut;
 
+// Every table read on a thread of its own, however small (the default leaves small tables to SQLite's thread).
 class ReadersOnThreads {
  public:
   ReadersOnThreads() : saved_(prefetch_min_rows()) { set_prefetch_min_rows(0); }

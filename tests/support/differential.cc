@@ -31,6 +31,16 @@ std::vector<std::string> spread(const std::vector<std::string>& all, size_t n) {
   return out;
 }
 
+// The connection's databases that are exports (they have StringIds), by name: the reports a scan reads.
+std::vector<std::string> reports_of(testdb::Db& db) {
+  std::vector<std::string> out;
+  for (auto& r : db.rows("select name from pragma_database_list where name != 'temp' order by name"))
+    if (db.integer("select count(*) from pragma_table_list where schema = " + quoted(r[0]) +
+                   " and name = 'StringIds'") != 0)
+      out.push_back(r[0]);
+  return out;
+}
+
 std::vector<std::string> column(testdb::Db& db, const std::string& sql) {
   std::vector<std::string> out;
   for (auto& r : db.rows(sql)) out.push_back(r[0]);
@@ -208,10 +218,8 @@ std::vector<std::string> check_columns_args_carry(testdb::Db& db) {
 
 std::vector<std::string> check_call_columns(testdb::Db& db) {
   std::vector<std::string> failures;
-  for (auto& r : db.rows("select name from pragma_database_list where name != 'temp' order by name")) {
-    const std::string schema = quoted(r[0]);
-    if (db.integer("select count(*) from pragma_table_list where schema = " + schema + " and name = 'StringIds'") == 0)
-      continue;
+  for (const std::string& report : reports_of(db)) {
+    const std::string schema = quoted(report);
     const std::string rows = " from trace_events where schema = " + schema + " and derived in (0, 1)";
     const std::string joined =
         "with j as (select k.rowid as id, c.rowid as call_id, c.ts, c.dur, c.name, c.pid, c.tid, c.global_tid, "
@@ -221,8 +229,8 @@ std::vector<std::string> check_call_columns(testdb::Db& db) {
         " where k.schema = " + schema + " and k.derived in (0, 1) and k.kind != 'cuda_api') "
         "select id, call_id, ts, dur, name, pid, tid, global_tid from j where nth = 1 order by id";
     auto want = db.rows(joined);
-    auto got = db.rows("select rowid, call_id, call_ts, call_dur, call_name, call_pid, call_tid, call_global_tid" + rows +
-                       " and call_id is not null order by rowid");
+    auto got = db.rows("select rowid, call_id, call_ts, call_dur, call_name, call_pid, call_tid, call_global_tid" +
+                       rows + " and call_id is not null order by rowid");
     if (got != want) {
       size_t at = 0;
       while (at < got.size() && at < want.size() && got[at] == want[at]) ++at;
@@ -240,7 +248,9 @@ std::vector<std::string> check_call_columns(testdb::Db& db) {
     int64_t partial = db.integer("select count(*)" + rows + " and call_id is null and (call_ts is not null or "
                                  "call_dur is not null or call_name is not null or call_pid is not null or "
                                  "call_tid is not null or call_global_tid is not null)");
-    if (partial != 0) failures.push_back("report " + schema + ": " + std::to_string(partial) + " rows with some call columns NULL, not all");
+    if (partial != 0)
+      failures.push_back("report " + schema + ": " + std::to_string(partial) + " rows with some call columns NULL, "
+                         "not all");
   }
   return failures;
 }
@@ -248,12 +258,7 @@ std::vector<std::string> check_call_columns(testdb::Db& db) {
 Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase) {
   Report rep;
   std::string reports;
-  for (auto& r : db.rows("select name from pragma_database_list where name != 'temp' order by name")) {
-    if (db.integer("select count(*) from pragma_table_list where schema = " + quoted(r[0]) +
-                   " and name = 'StringIds'") == 0)
-      continue;
-    reports += (reports.empty() ? "" : ", ") + quoted(r[0]);
-  }
+  for (const std::string& report : reports_of(db)) reports += (reports.empty() ? "" : ", ") + quoted(report);
   if (reports.empty()) reports = "'main'";
   db.exec("drop table if exists temp.every_row");
   // Every row of every report, derived ones too, as a plain table: SQLite's answer to any question about them. Read

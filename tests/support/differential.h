@@ -37,7 +37,8 @@ std::vector<std::string> check_columns_args_carry(testdb::Db& db);
 // against the join any query can write: every row of every report with a correlation id that is not a call itself,
 // joined to the cuda_api rows of its correlation id and process, the earliest taken (by start, the longest, the
 // name, then the rowid). The call's rowid, start, duration, name, pid, tid and global_tid must be those of call_id,
-// call_ts, call_dur, call_name, call_pid, call_tid and call_global_tid, the rows without a call must have them NULL, and so must the calls.
+// call_ts, call_dur, call_name, call_pid, call_tid and call_global_tid; the rows without a call must have them
+// NULL, and so must the calls.
 std::vector<std::string> check_call_columns(testdb::Db& db);
 
 // Adds a covering index on (start, end) (or (timestamp)) to every event table of main, as tools users run do.

@@ -68,4 +68,14 @@ class Db {
 // of dir ATTACHed read-only as `second`: a second report with the same rows, as the multi-report grids use.
 void open_with_second_report(Db& db, const std::string& script, const TempDir& dir, const std::string& second);
 
+// A progress handler (sqlite3_progress_handler) that counts its calls and, past `at` of them, interrupts the
+// statement running: to cut a conversion or a scan part-way.
+struct ProgressCut {
+  int calls = 0, at = INT32_MAX;
+  static int handler(void* p) {
+    auto* c = static_cast<ProgressCut*>(p);
+    return ++c->calls > c->at ? 1 : 0;
+  }
+};
+
 }  // namespace testdb
