@@ -40,9 +40,9 @@ std::shared_ptr<const LaunchCalls> LaunchCalls::build(sqlite3* db, std::shared_p
   std::string scratch_a, scratch_b;
   const LaunchCalls& self = *out;
   std::sort(out->calls_.begin(), out->calls_.end(), [&](const Call& a, const Call& b) {
-    auto key = [](const Call& c) { return std::make_tuple(process_key_of(c.global_tid), c.correlation, c.ts, -c.dur); };
-    if (key(a) != key(b)) return key(a) < key(b);
     // -dur: a duration is never negative (an invalid end reads as 0), so the negation cannot overflow.
+    auto key = [](const Call& c) { return std::make_tuple(process_key_of(c.global_tid), c.correlation, c.ts, -c.dur); };
+    if (auto ka = key(a), kb = key(b); ka != kb) return ka < kb;
     std::string_view na = self.name(a, scratch_a), nb = self.name(b, scratch_b);
     if (na != nb) return na < nb;
     return a.source_rowid < b.source_rowid;
@@ -53,7 +53,8 @@ std::shared_ptr<const LaunchCalls> LaunchCalls::build(sqlite3* db, std::shared_p
                                          a.correlation == b.correlation;
                                 }),
                     out->calls_.end());
-  // (Twins are rare, and so are calls without a correlation id: a copy to give back a few bytes would double the peak.)
+  // (Twins are rare, and so are calls without a correlation id: a copy to give back a few bytes would double the
+  // peak.)
   if (out->calls_.size() < out->calls_.capacity() / 2) out->calls_.shrink_to_fit();
   return out;
 }

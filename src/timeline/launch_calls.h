@@ -1,7 +1,7 @@
 // The CUDA API call each row with a correlation id came from: the call that launched a kernel, memcpy, memset or
 // graph, that recorded a CUDA event, that synchronized, that allocated. trace_events' hidden columns call_id,
-// call_ts, call_dur, call_name, call_pid, call_tid and call_global_tid read it, so "the launch of this kernel" is a column, not a
-// join every query and recipe writes again.
+// call_ts, call_dur, call_name, call_pid, call_tid and call_global_tid read it, so "the launch of this kernel" is a
+// column, not a join every query and recipe writes again.
 //
 // The call is the cuda_api row with the row's correlation id in the row's process (correlation ids are numbered per
 // process). When an export records two calls for one launch (cudaLaunchKernel and cudaLaunchKernel_v7000, about
@@ -43,7 +43,6 @@ class LaunchCalls {
   std::string_view name(const Call& call, std::string& scratch) const;
   // The call's rowid in its table (CUPTI_ACTIVITY_KIND_RUNTIME) tagged as trace_events tags it, without its report.
   int64_t rowid(const Call& call) const { return (call.source_rowid << 5) | tag_; }
-  size_t size() const { return calls_.size(); }
 
  private:
   std::shared_ptr<const ProfileCatalog> catalog_;  // the names' strings
