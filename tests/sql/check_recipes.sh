@@ -117,7 +117,8 @@ check "NVTX names printed alike" nsys_stats/nvtx_gpu_proj_sum.sql '$1 == "T:x:st
 # Every number against its reference over the raw tables (Debian's python3: standard library only).
 python=/usr/bin/python3; [ -x "$python" ] || python=python3
 if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${profiles[@]}"; then failed=$((failed + 1)); fi
-if ! ONLY='cuda_kern_exec_sum|launch_stats|launch_latency|queue_depth|expert_findings|gpu_idle' "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" \
+reading_call_columns='cuda_kern_exec_sum|launch_stats|launch_latency|queue_depth|expert_findings|gpu_idle'
+if ! ONLY=$reading_call_columns "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" \
     "$tmp/launch_twins.sqlite"; then failed=$((failed + 1)); fi
 echo "check_recipes: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
