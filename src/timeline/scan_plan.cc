@@ -304,7 +304,10 @@ ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>&
   bool schema_fixed = false;
   for (size_t i = 0; i < plan.tokens.size() && i < argv.size(); ++i) {
     const FilterArgument& arg = argv[i];
-    if (arg.empty()) continue;
+    if (arg.empty()) {  // an IN list with no members (`x IN (SELECT … WHERE 0)`): true of no row, NULL included
+      f.impossible = true;
+      continue;
+    }
     const FilterValue& v = arg.front();
     switch (plan.tokens[i]) {
       case Token::derived_eq:

@@ -355,6 +355,9 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
     for (const std::string& v : values) list += v + ", ";
     compare(col + " in (" + list + "NULL)");
     compare(col + " not in (" + list.substr(0, list.size() - 2) + ")");
+    // An IN list with no members (handed over whole, empty): no row, and every row for NOT IN.
+    compare(col + " in (select " + values.front() + " where 0)");
+    compare(col + " not in (select " + values.front() + " where 0)");
     compare(col + " between " + values.front() + " and " + values.back());
     compare(col + " is null");
     compare(col + " is not null");
@@ -491,6 +494,11 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
         {"derived in (0, 1) and kind = 'nvtx_kernel' and schema = 'main'",
          "derived in (0, 1) and kind = 'nvtx_kernel' and schema = 'main'"},
         {every + "and schema != 'main' and kind = 'nvtx'", every + "and schema != 'main' and kind = 'nvtx'"},
+        // IN lists with no members, handed over whole and empty: no group
+        {every + "and kind in (select 'kernel' where 0)", every + "and kind in (select 'kernel' where 0)"},
+        {every + "and name in (select " + name + " where 0)", every + "and name in (select " + name + " where 0)"},
+        {"derived in (select 0 where 0) and schema in (select 'main' where 0)",
+         "derived in (select 0 where 0) and schema in (select 'main' where 0)"},
     };
     // A LIMIT without ORDER BY (SQLite may hand it to the scan): as many groups as it allows, each one a group.
     for (const auto& [ours, reference] : shapes) {
