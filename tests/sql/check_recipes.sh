@@ -114,6 +114,8 @@ check "hostile span: idle totals" gpu_idle.sql 'NR == 1 && $4 == 922337203685477
 # Two (domain, name) pairs printed alike make one row (the extension's groups are merged again in SQL).
 check "NVTX names printed alike" nsys_stats/nvtx_gpu_proj_sum.sql '$1 == "T:x:step" && $2 == "PushPop" && $5 == 3' \
   "$tmp/nvtx_printed_alike.sqlite"
+check "NVTX names printed alike: nvtx_sum" nsys_stats/nvtx_sum.sql '$9 == "T:x:step" && $3 == 3 && $2 == 2300' \
+  "$tmp/nvtx_printed_alike.sqlite"
 # Every number against its reference over the raw tables (Debian's python3: standard library only).
 python=/usr/bin/python3; [ -x "$python" ] || python=python3
 if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${profiles[@]}"; then failed=$((failed + 1)); fi
