@@ -3,9 +3,13 @@
 // nsystrace_concurrency(start, end, t0, bucket_ns): interval concurrency per bucket (sql/queue_depth.sql).
 // nsystrace_union_ns(start, end) and nsystrace_gaps(start, end, min_gap_ns): the length of a union of intervals and
 // the gaps between its pieces (sql/gpu_time_breakdown.sql, sql/expert_findings.sql).
+// nsystrace_covered_ns(start, end, covers): the time of some intervals inside the union of others
+// (sql/compute_comm_overlap.sql).
 #include <exception>
 #include <new>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "ext/connection_state.h"
 #include "src/util/concurrency.h"
@@ -183,6 +187,49 @@ void gaps_final(sqlite3_context* ctx) {
   delete a;
 }
 
+// nsystrace_covered_ns(start, end, covers): the rows whose covers is true make a union; the answer is the time of
+// the other rows' intervals inside it, summed. Both kinds of interval are kept (16 bytes each) until the group ends.
+struct CoverState {
+  IntervalUnion cover;
+  std::vector<std::pair<int64_t, int64_t>> covered;
+};
+
+constexpr const char* kCoveredUsage =
+    "nsystrace_covered_ns(start, end, covers): start and end must be integers (or NULL: the row is skipped), covers "
+    "an integer: non-zero for an interval of the covering union, 0 for one whose covered time is summed (NULL: the "
+    "row is skipped)";
+
+void covered_step(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  bool skip = false;
+  if (!integer_arguments(ctx, argv, 2, kCoveredUsage, &skip) || skip) return;
+  int covers_type = sqlite3_value_type(argv[2]);
+  if (covers_type == SQLITE_NULL) return;
+  if (covers_type != SQLITE_INTEGER) return sqlite3_result_error(ctx, kCoveredUsage, -1);
+  try {
+    CoverState* a = state_of<CoverState>(ctx, true);
+    if (a == nullptr) return sqlite3_result_error_nomem(ctx);
+    int64_t start = sqlite3_value_int64(argv[0]), end = sqlite3_value_int64(argv[1]);
+    if (sqlite3_value_int64(argv[2]) != 0) a->cover.add(start, end);
+    else a->covered.emplace_back(start, end);
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  }
+}
+
+void covered_final(sqlite3_context* ctx) {
+  CoverState* a = state_of<CoverState>(ctx, false);
+  if (a == nullptr) return sqlite3_result_int64(ctx, 0);  // nothing to cover
+  try {
+    UnionCover cover(a->cover);
+    __int128 total = 0;
+    for (auto [start, end] : a->covered) total += cover.covered(start, end);
+    result_ns(ctx, total);
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(ctx);
+  }
+  delete a;
+}
+
 }  // namespace
 
 int register_statistics(sqlite3* db, std::string* error) {
@@ -200,8 +247,11 @@ int register_statistics(sqlite3* db, std::string* error) {
                                     nullptr);
   if (rc == SQLITE_OK)
     rc = sqlite3_create_function_v2(db, "nsystrace_gaps", 3, flags, nullptr, nullptr, gaps_step, gaps_final, nullptr);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(db, "nsystrace_covered_ns", 3, flags, nullptr, nullptr, covered_step,
+                                    covered_final, nullptr);
   if (rc != SQLITE_OK)
-    *error = "cannot register the aggregates (nsystrace_median, _stddev, _concurrency, _union_ns, _gaps)";
+    *error = "cannot register the aggregates (nsystrace_median, _stddev, _concurrency, _union_ns, _gaps, _covered_ns)";
   return rc;
 }
 

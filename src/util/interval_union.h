@@ -24,11 +24,28 @@ class IntervalUnion {
   __int128 length();
   // The gaps of positive length at least min_gap between the union's pieces, in time order. Sorts in place.
   std::vector<Gap> gaps(int64_t min_gap);
+  // The union as disjoint pieces of positive length, in time order. Sorts in place.
+  std::vector<std::pair<int64_t, int64_t>> pieces();
 
  private:
   void sort();
   std::vector<std::pair<int64_t, int64_t>> intervals_;
   bool sorted_ = false;
+};
+
+// How much of an interval a union covers: its pieces with the time covered before each, so that the answer is two
+// binary searches. SQL needs a window over the union's intervals and a join for it (nsystrace_covered_ns; the NCCL
+// time hidden behind compute in sql/compute_comm_overlap.sql).
+class UnionCover {
+ public:
+  explicit UnionCover(IntervalUnion& cover);
+  // The time of [start, end) inside the union; 0 when end <= start (an instant covers nothing).
+  __int128 covered(int64_t start, int64_t end) const;
+
+ private:
+  __int128 covered_before(int64_t t) const;  // the union's time before t
+  std::vector<std::pair<int64_t, int64_t>> pieces_;
+  std::vector<__int128> before_;  // before_[i]: the union's time before pieces_[i]
 };
 
 // The gaps as a JSON array of [start, end] arrays.

@@ -1,5 +1,6 @@
-// The union of intervals (nsystrace_union_ns, nsystrace_gaps; sql/gpu_time_breakdown.sql, sql/expert_findings.sql):
-// against coverage counted at every ns of small random sets, at the ends of int64, and the SQL aggregates' checks.
+// The union of intervals (nsystrace_union_ns, nsystrace_gaps, nsystrace_covered_ns; sql/gpu_time_breakdown.sql,
+// sql/expert_findings.sql, sql/compute_comm_overlap.sql): against coverage counted at every ns of small random sets,
+// at the ends of int64, and the SQL aggregates' checks.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -77,6 +78,60 @@ TEST(IntervalUnion, MatchesACountAtEveryNs) {
     expected += "]";
     EXPECT_EQ(gaps_json(u.gaps(min_gap)), expected) << "round " << round << ", min_gap " << min_gap;
   }
+}
+
+// UnionCover against coverage counted ns by ns: the covered time of an interval is the number of its ns that some
+// covering interval holds.
+TEST(UnionCover, MatchesACountAtEveryNs) {
+  std::mt19937_64 rng(24);
+  for (int round = 0; round < 1000; ++round) {
+    IntervalUnion u;
+    std::set<int64_t> covered;
+    int n = static_cast<int>(rng() % 8);  // none too: nothing is covered
+    for (int i = 0; i < n; ++i) {
+      int64_t s = static_cast<int64_t>(rng() % 200) - 50, e = s + static_cast<int64_t>(rng() % 30) - 3;
+      u.add(s, e);
+      for (int64_t t = s; t < e; ++t) covered.insert(t);
+    }
+    UnionCover cover(u);
+    for (int q = 0; q < 20; ++q) {
+      int64_t s = static_cast<int64_t>(rng() % 260) - 80, e = s + static_cast<int64_t>(rng() % 60) - 5;
+      int64_t expected = 0;
+      for (int64_t t = s; t < e; ++t) expected += static_cast<int64_t>(covered.count(t));
+      EXPECT_EQ(static_cast<int64_t>(cover.covered(s, e)), expected) << "round " << round << ", [" << s << ", " << e << ")";
+    }
+  }
+}
+
+TEST(UnionCover, ExactAtTheEndsOfInt64) {
+  IntervalUnion u;
+  u.add(INT64_MIN, INT64_MIN + 10);
+  u.add(INT64_MAX - 10, INT64_MAX);
+  UnionCover cover(u);
+  EXPECT_EQ(static_cast<int64_t>(cover.covered(INT64_MIN, INT64_MAX)), 20);
+  EXPECT_EQ(static_cast<int64_t>(cover.covered(INT64_MIN + 5, INT64_MAX - 5)), 10);
+  EXPECT_EQ(static_cast<int64_t>(cover.covered(INT64_MAX, INT64_MIN)), 0);  // ends before it starts
+  IntervalUnion whole;
+  whole.add(INT64_MIN, INT64_MAX);
+  EXPECT_EQ(UnionCover(whole).covered(INT64_MIN, INT64_MAX), static_cast<__int128>(INT64_MAX) - INT64_MIN);
+}
+
+TEST(IntervalUnionSql, CoveredNsGroupsSkipsNullsAndRefusesBadArguments) {
+  testdb::Db db;
+  // Group 1: the union [0, 20) and [30, 40); [8, 35) has 12 + 5 ns in it, [1, 2) 1, [50, 60) none. A NULL start,
+  // end or covers skips the row; covers is any non-zero integer.
+  EXPECT_EQ(db.rows("with v(g, s, e, c) as (values (1, 0, 10, 1), (1, 5, 20, 7), (1, 30, 40, -1), (1, 8, 35, 0), "
+                    "(1, 50, 60, 0), (1, 1, 2, 0), (1, null, 100, 1), (1, 0, 100, null), (2, 0, 5, 0), "
+                    "(2, 3, null, 1)) select g, nsystrace_covered_ns(s, e, c) from v group by g"),
+            (Rows{{"1", "18"}, {"2", "0"}}));
+  EXPECT_EQ(db.rows("select nsystrace_covered_ns(1, 2, 0) where 0"), (Rows{{"0"}}));
+  EXPECT_EQ(db.rows("with v(s, e, c) as (values (-9223372036854775808, 9223372036854775807, 1), "
+                    "(-9223372036854775808, 9223372036854775807, 0)) select typeof(nsystrace_covered_ns(s, e, c)) "
+                    "from v"),
+            (Rows{{"real"}}));
+  for (const char* bad : {"select nsystrace_covered_ns('a', 1, 0)", "select nsystrace_covered_ns(0, 1.5, 0)",
+                          "select nsystrace_covered_ns(0, 1, 'yes')", "select nsystrace_covered_ns(0, 1, 0.5)"})
+    EXPECT_NE(db.error_of(bad).find("nsystrace_covered_ns(start, end, covers)"), std::string::npos) << bad;
 }
 
 TEST(IntervalUnionSql, GroupsFiltersSkipNullsAndRefuseBadArguments) {
