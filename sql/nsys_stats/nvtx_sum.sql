@@ -23,8 +23,11 @@ by_name_and_domain_keys as materialized (
 ),
 by_name_and_domain as (select coalesce(domain || ':', '') || name as label, * from by_name_and_domain_keys),
 -- Two of them can print as one "domain:name" (a domain "a:b" with a range "c", and a domain "a" with a range "b:c"):
--- those are grouped again from their ranges, which the scan reads by name (none when no two print alike).
-printed_alike as materialized (select label from by_name_and_domain group by label having count(*) > 1),
+-- those are grouped again from their ranges, which the scan reads by name (none when no two print alike). (A NULL
+-- label, which trace_events never gives, is kept out: NOT IN a set holding NULL would drop every row.)
+printed_alike as materialized (
+  select label from by_name_and_domain where label is not null group by label having count(*) > 1
+),
 stats as materialized (
   select label as Name, n, total, lo, hi, mean, med, sd from by_name_and_domain where label not in printed_alike
   union all

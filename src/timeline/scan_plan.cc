@@ -306,6 +306,7 @@ ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>&
     const FilterArgument& arg = argv[i];
     if (arg.empty()) {  // an IN list with no members (`x IN (SELECT … WHERE 0)`): true of no row, NULL included
       f.impossible = true;
+      if (plan.tokens[i] == Token::derived_in) derived = 0;  // asked, of no row: no error for 'nvtx_kernel' below
       continue;
     }
     const FilterValue& v = arg.front();

@@ -126,6 +126,9 @@ TEST_F(Projection, TraceEventsShowEachRangeOnEveryGpuItUsed) {
               std::string::npos)
         << value;
   EXPECT_EQ(db.integer("select count(*) from trace_events where derived = null"), 0);
+  // derived asked for, of no row (an empty IN list), is an answer: none.
+  EXPECT_EQ(db.integer("select count(*) from trace_events where kind = 'nvtx_kernel' and derived in (select 1 where 0)"),
+            0);
   auto t = testtrace::check_trace(db.text("select chrome_trace(*) from trace_events where derived in (0, 1)"));
   for (const auto& p : t.problems) ADD_FAILURE() << p;
   EXPECT_EQ(t.per_cat["nvtx_kernel"], 10);
