@@ -23,6 +23,18 @@ profiles+=("$tmp/gpu_causes.sqlite")
 "$sqlite3_bin" "$tmp/nvtx_printed_alike.sqlite" "update NVTX_EVENTS set text = 'T:x' where rowid = 1" \
   "update NVTX_EVENTS set text = 'T' where rowid = 2" "update NVTX_EVENTS set text = 'x:step' where rowid = 6"
 profiles+=("$tmp/nvtx_printed_alike.sqlite")
+# GPU operations of no length at the ends of the span (gpu_busy's last bucket is one an operation of no length lies
+# in, or the one before a bucket start an operation ends on) and a GPU with only such operations: overlap_stream with
+# its kernels moved, two of them copied to GPU 1 (under correlation ids no call has).
+"$sqlite3_bin" "$tmp/gpu_edges.sqlite" < "$src/tests/fixtures/overlap_stream.sql"
+"$sqlite3_bin" "$tmp/gpu_edges.sqlite" \
+  "update CUPTI_ACTIVITY_KIND_KERNEL set start = 50000000, \"end\" = 100001000 where rowid = 4" \
+  "update CUPTI_ACTIVITY_KIND_KERNEL set start = 100001000, \"end\" = 100001000 where rowid = 3" \
+  "insert into CUPTI_ACTIVITY_KIND_KERNEL select * from CUPTI_ACTIVITY_KIND_KERNEL where rowid in (1, 2)" \
+  "update CUPTI_ACTIVITY_KIND_KERNEL set correlationId = correlationId + 100 where rowid > 4" \
+  "update CUPTI_ACTIVITY_KIND_KERNEL set deviceId = 1, start = 250000000, \"end\" = 250000000 where rowid = 5" \
+  "update CUPTI_ACTIVITY_KIND_KERNEL set deviceId = 1, start = 350000000, \"end\" = 350000000 where rowid = 6"
+profiles+=("$tmp/gpu_edges.sqlite")
 # Launches recorded twice (two API rows for one kernel, as exports of about 2022 have; no export here has them): an
 # earlier call of another name, and the same call again on another thread of the process. The recipes that take a
 # launch's call from trace_events' call_* columns (the earliest call, then the first stored) are checked on it below.
