@@ -193,7 +193,9 @@ TEST_F(PerfettoTrace, TracksArgsAndFlowsAreWhatTheJsonHolds) {
   std::set<uint64_t> out;
   int64_t in = 0;
   for (const auto& e : d.events) {
-    if (e.flow_direction == 2) EXPECT_TRUE(out.insert(e.flow_bind).second) << "a flow out twice";
+    if (e.flow_direction == 2) {
+      EXPECT_TRUE(out.insert(e.flow_bind).second) << "a flow out twice";
+    }
     if (e.flow_direction == 1) {
       ++in;
       EXPECT_TRUE(out.count(e.flow_bind)) << "a flow into GPU work from no call";

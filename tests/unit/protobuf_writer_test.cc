@@ -74,7 +74,9 @@ TEST(ProtoWriter, NestedMessagesOfEverySize) {
     // Minimal lengths: the whole is key + varint(len) + body exactly.
     EXPECT_EQ(w.size(), 1 + ProtoWriter::varint_size(outer.bytes.size()) + outer.bytes.size()) << body;
     EXPECT_EQ(outer.bytes.size(), 1 + ProtoWriter::varint_size(inner.bytes.size()) + inner.bytes.size() + 2) << body;
-    if (body >= 3) EXPECT_EQ(testproto::one(inner.bytes, 3).bytes.find_first_not_of('x'), std::string_view::npos);
+    if (body >= 3) {
+      EXPECT_EQ(testproto::one(inner.bytes, 3).bytes.find_first_not_of('x'), std::string_view::npos);
+    }
   }
 }
 
