@@ -12,18 +12,10 @@
 -- operations cut into the buckets, in the extension: one sort), where SQL needs a window over the operations in start
 -- order and a recursive split of each busy island into buckets (this file's earlier form: 3.7 s on the 200x profile).
 with params(bucket_ns, max_buckets) as (select 100000000, 100000),
-work as materialized (
+work as (
   select device_id, ts as s, ts + dur as e from trace_events where kind in ('kernel', 'memcpy', 'memset')
 ),
--- Per GPU: its first start and last end, and the last end of an operation of positive length. The last bucket its
--- work touches is the one before its last end's when that end is an operation's end (an operation ending on a bucket's
--- start is not in that bucket), and the one its last end falls in when only operations of no length end there.
-devices as materialized (
-  select device_id, min(s) as first_s, max(e) as last_e, max(case when e > s then e end) as last_positive_e
-  from work
-  group by device_id
-),
-origin as (select min(first_s) as t0, max(last_e) as t_end from devices),
+origin as (select min(s) as t0, max(e) as t_end from work),
 width as (
   select o.t0, case when (o.t_end / p.max_buckets - (o.t_end % p.max_buckets < 0))
                          - (o.t0 / p.max_buckets - (o.t0 % p.max_buckets < 0)) < p.bucket_ns then p.bucket_ns
@@ -33,6 +25,17 @@ width as (
          not (o.t0 >= 0 or o.t_end <= 0 or (o.t_end < 4611686018427387904 and o.t0 > -4611686018427387904)) as wide
   from origin o, params p
 ),
+-- Per GPU, in one pass: its busy time per bucket ([k, bucket_start_ns, max_depth, depth_ns, busy_ns] for each bucket
+-- in which it was busy), its last end, and the last end of an operation of positive length.
+devices as materialized (
+  select o.device_id, max(o.e) as last_e, max(case when o.e > o.s then o.e end) as last_positive_e,
+         nsystrace_concurrency(o.s, o.e, w.t0, w.bucket_ns) as buckets
+  from work o, width w
+  group by o.device_id
+),
+-- The last bucket any GPU's work touches: the one before the bucket of its last end when an operation ends there (an
+-- operation ending on a bucket's start is not in that bucket), the one its last end lies in when only operations of
+-- no length end there.
 last as (
   select max(case when not w.wide then (t - w.t0) / w.bucket_ns
                   else (t / w.bucket_ns - (t % w.bucket_ns < 0)) - (w.t0 / w.bucket_ns - (w.t0 % w.bucket_ns < 0))
@@ -40,13 +43,9 @@ last as (
                           < (w.t0 % w.bucket_ns + (w.t0 % w.bucket_ns < 0) * w.bucket_ns)) end) as bucket
   from (select case when last_positive_e = last_e then last_e - 1 else last_e end as t from devices), width w
 ),
--- [k, bucket_start_ns, max_depth, depth_ns, busy_ns] for each bucket in which the GPU was busy
 busy_per_bucket as (
-  select b.device_id, json_extract(k.value, '$[0]') as bucket, json_extract(k.value, '$[4]') as busy_ns
-  from (select o.device_id, nsystrace_concurrency(o.s, o.e, w.t0, w.bucket_ns) as buckets
-        from work o, width w
-        group by o.device_id) b,
-       json_each(b.buckets) k
+  select d.device_id, json_extract(k.value, '$[0]') as bucket, json_extract(k.value, '$[4]') as busy_ns
+  from devices d, json_each(d.buckets) k
 ),
 series(bucket, bucket_start_ns) as (
   select 0, t0 from width
