@@ -304,12 +304,10 @@ ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>&
   bool schema_fixed = false;
   for (size_t i = 0; i < plan.tokens.size() && i < argv.size(); ++i) {
     const FilterArgument& arg = argv[i];
-    if (arg.empty()) {  // an IN list with no members (`x IN (SELECT … WHERE 0)`): true of no row, NULL included
-      f.impossible = true;
-      if (plan.tokens[i] == Token::derived_in) derived = 0;  // asked, of no row: no error for 'nvtx_kernel' below
-      continue;
-    }
-    const FilterValue& v = arg.front();
+    // An IN list with no members (`x IN (SELECT … WHERE 0)`) comes empty. Each list token below reads it as it reads
+    // a list of NULLs: nothing it can equal, so no row. (Every other token has exactly one value.)
+    static const FilterValue kNull;
+    const FilterValue& v = arg.empty() ? kNull : arg.front();
     switch (plan.tokens[i]) {
       case Token::derived_eq:
       case Token::derived_in: derived = derived.value_or(3) & derived_mask_of(arg); break;
