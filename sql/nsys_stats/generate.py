@@ -18,16 +18,16 @@ COMMON = """-- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/n
 -- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
 -- this file."""
 
-# Per instance: its Name (the report's grouping) and value (a duration in ns, or a size in bytes). The median and the
-# sample standard deviation are the extension's aggregates (one pass; in plain SQL they cost a window sort). stats is
-# read once (the total time by a window over it): SQLite materializes a CTE read twice together with every CTE under
-# it, which would store every column of every row in scope (with args) before grouping.
 def aggregates(value):
-    """NVIDIA's statistics of `value` over a group, as stats' columns (n, total, lo, hi, mean, med, sd)."""
+    """NVIDIA's statistics of `value` over a group, as stats' columns (n, total, lo, hi, mean, med, sd). The median and
+    the sample standard deviation are the extension's aggregates (one pass; in plain SQL they cost a window sort)."""
     return (f"count(*) as n, sum({value}) as total, min({value}) as lo, max({value}) as hi, avg({value}) as mean,\n"
             f"         nsystrace_median({value}) as med, nsystrace_stddev({value}) as sd")
 
 
+# Per instance: its Name (the report's grouping) and value (a duration in ns, or a size in bytes). stats is read once
+# (the total time by a window over it): SQLite materializes a CTE read twice together with every CTE under it, which
+# would store every column of every row in scope (with args) before grouping.
 STATISTICS = f"""stats as materialized (
   select Name, {aggregates("value")}
   from items group by Name
