@@ -164,6 +164,11 @@ void result_call_column(sqlite3_context* ctx, TraceEventsCursor& cursor, Column 
   }
 }
 
+// A kind id as args show it: its label, or the id when it has none.
+void result_labelled_id(sqlite3_context* ctx, int64_t id, std::string_view label) {
+  if (label.empty()) sqlite3_result_int64(ctx, id); else result_text(ctx, label);
+}
+
 int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
   auto* cursor = reinterpret_cast<TraceEventsCursor*>(base);
   try {
@@ -196,6 +201,19 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case Column::nsys_dur:
         if (auto dur = cursor->scan->nsys_dur()) sqlite3_result_int64(ctx, *dur);
         break;
+      case Column::bytes: if (r.memory.bytes) sqlite3_result_int64(ctx, *r.memory.bytes); break;
+      case Column::copy_kind:
+        if (auto id = r.memory.copy_kind) result_labelled_id(ctx, *id, cursor->scan->copy_kind_label(*id));
+        break;
+      case Column::src_kind:
+      case Column::dst_kind:
+      case Column::mem_kind: {
+        const std::optional<int64_t>& id = static_cast<Column>(column) == Column::src_kind ? r.memory.src_kind
+                                           : static_cast<Column>(column) == Column::dst_kind ? r.memory.dst_kind
+                                                                                             : r.memory.mem_kind;
+        if (id) result_labelled_id(ctx, *id, cursor->scan->memory_kind_label(*id));
+        break;
+      }
       case Column::call_id:
       case Column::call_ts:
       case Column::call_dur:

@@ -19,21 +19,21 @@ with params(gap_ns, chunks, threshold_pct) as (select 500000000, 30, 50),
 -- Memory operations and synchronizations with the API call that made them (trace_events' call_* columns: the call
 -- of their correlation id in their process; when an export records two, the earliest).
 mem_ops as materialized (
-  select kind, device_id, ts, dur, name as op, args, call_name as call, call_pid as pid, call_tid as tid, call_ts,
-         call_dur
+  select kind, device_id, ts, dur, name as op, bytes, src_kind, dst_kind, mem_kind, call_name as call, call_pid as pid,
+         call_tid as tid, call_ts, call_dur
   from trace_events where kind in ('memcpy', 'memset', 'sync') and call_id is not null
 ),
 memory_findings as (
   select case when kind = 'memset' then 'cuda_memset_sync'
               when instr(lower(call), 'async') = 0 then 'cuda_memcpy_sync' else 'cuda_memcpy_async' end as rule,
          device_id as device, pid, ts as start_ns, dur as duration_ns, call as name,
-         op || ', ' || json_extract(args, '$.bytes') || ' bytes, ' ||
-           case when kind = 'memset' then coalesce(json_extract(args, '$.mem_kind'), '?')
-                else coalesce(json_extract(args, '$.src_kind'), '?') || ' -> ' || coalesce(json_extract(args, '$.dst_kind'), '?')
+         op || ', ' || bytes || ' bytes, ' ||
+           case when kind = 'memset' then coalesce(mem_kind, '?')
+                else coalesce(src_kind, '?') || ' -> ' || coalesce(dst_kind, '?')
            end as detail
   from mem_ops
   where kind <> 'sync' and instr(lower(call), 'async') = 0
-     or (kind = 'memcpy' and 'Pageable' in (json_extract(args, '$.src_kind'), json_extract(args, '$.dst_kind')))
+     or (kind = 'memcpy' and 'Pageable' in (src_kind, dst_kind))
 ),
 -- A blocking synchronization: a sync row (what the call waited for) made by a *Synchronize call; not a stream's
 -- wait on an event (cudaStreamWaitEvent: the GPU waits, not the host), nor cudaEventQuery (it polls, returns at

@@ -65,6 +65,15 @@ struct ReportContext {
   StatementCache* statements = nullptr;  // where readers take and give back their statements, if anywhere
 };
 
+// A memcpy's or memset's size and memory kinds as stored: copy_kind an id of ENUM_CUDA_MEMCPY_OPER, the others of
+// ENUM_CUDA_MEM_KIND (labelled when shown: copy_kind_text, memory_kind_text in src/readers/event_sources.h). The
+// sources write args' "bytes", "copy_kind", "src_kind", "dst_kind" and "mem_kind" from these, and trace_events'
+// hidden columns of the same names read them, so the two cannot disagree.
+struct MemoryFields {
+  std::optional<int64_t> bytes, copy_kind, src_kind, dst_kind;  // memcpys (bytes: memsets too)
+  std::optional<int64_t> mem_kind;                              // memsets
+};
+
 // One event as read from its table, before it is placed on a track.
 struct SourceEvent {
   Kind kind = Kind::nvtx;
@@ -90,6 +99,7 @@ struct SourceEvent {
   // "demangled_name", which reads the same id).
   bool has_demangled_id = false;
   int64_t demangled_id = 0;
+  MemoryFields memory;  // memcpys and memsets
 };
 
 // A track of the timeline, as the track layout makes it: a thread, a CUDA stream, or a track beside them (NVTX
@@ -140,6 +150,7 @@ struct TraceRow {
   const std::string* domain = nullptr;  // SourceEvent::domain
   bool has_demangled_id = false;        // SourceEvent::demangled_id
   int64_t demangled_id = 0;
+  MemoryFields memory;                  // SourceEvent::memory
 };
 
 }  // namespace nsystrace

@@ -62,6 +62,12 @@ std::string_view label_or(const std::string* from_export, const char* builtin) {
   return builtin != nullptr ? std::string_view(builtin) : std::string_view();
 }
 
+// A kind id as args show it: its label (text), or the id when it has none.
+void labelled_id(ArgsSink& o, std::string_view key, std::optional<int64_t> id, std::string_view label) {
+  if (!id) return;
+  if (!label.empty()) o.string(key, label); else o.integer(key, *id);
+}
+
 int64_t checked_duration(int64_t start, int64_t end) {
   int64_t d;
   if (__builtin_sub_overflow(end, start, &d)) return INT64_MAX;
@@ -71,6 +77,13 @@ int64_t checked_duration(int64_t start, int64_t end) {
 // The end (column 1) by which a row sorts: an open range (NULL end) sorts as the longest.
 int64_t end_for_order(const Statement& s) { return s.optional_int64(1).value_or(INT64_MAX); }
 }  // namespace
+
+std::string_view copy_kind_text(const ProfileCatalog& catalog, int64_t id) {
+  return label_or(catalog.memcpy_kind_label(id), builtin_memcpy_kind(id));
+}
+std::string_view memory_kind_text(const ProfileCatalog& catalog, int64_t id) {
+  return label_or(catalog.memory_kind_label(id), builtin_memory_kind(id));
+}
 
 bool EventSource::step_stream(Statement& s, bool main) {
   while (s.step()) {
@@ -733,11 +746,8 @@ class GpuSource : public EventSource {
     optional_int(o, "context_id", c.context);
   }
   // A CUPTI memory kind column: its label (ENUM table, else CUPTI's), or the number when neither knows it.
-  void memory_kind(ArgsSink& o, std::string_view key, int col) const {
-    std::optional<int64_t> k = stmt_.optional_int64(col);
-    if (!k) return;
-    std::string_view label = label_or(catalog_.memory_kind_label(*k), builtin_memory_kind(*k));
-    if (!label.empty()) o.string(key, label); else o.integer(key, *k);
+  void memory_kind(ArgsSink& o, std::string_view key, std::optional<int64_t> id) const {
+    labelled_id(o, key, id, id ? memory_kind_text(catalog_, *id) : std::string_view());
   }
 };
 
@@ -820,10 +830,11 @@ class MemcpySource final : public GpuSource {
                const ReportContext& r)
       : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::memcpy), f.args) {
     copy_kind_ = b_.column("copyKind");  // the name
+    // The hidden columns bytes, copy_kind, src_kind and dst_kind read these with or without args.
+    bytes_ = b_.column("bytes");
+    src_kind_ = b_.column("srcKind");
+    dst_kind_ = b_.column("dstKind");
     ArgColumns arg(b_, f.args);
-    bytes_ = arg("bytes");
-    src_kind_ = arg("srcKind");
-    dst_kind_ = arg("dstKind");
     src_device_ = arg("srcDeviceId");
     dst_device_ = arg("dstDeviceId");
     event_.kind = Kind::memcpy;
@@ -844,16 +855,18 @@ class MemcpySource final : public GpuSource {
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
     event_.name = memcpy_short_name(stmt_.int64(copy_kind_));
+    event_.memory.bytes = stmt_.optional_int64(bytes_);
+    event_.memory.copy_kind = stmt_.optional_int64(copy_kind_);
+    event_.memory.src_kind = stmt_.optional_int64(src_kind_);
+    event_.memory.dst_kind = stmt_.optional_int64(dst_kind_);
     return true;
   }
   void write_args(ArgsSink& o) const override {
-    optional_int(o, "bytes", bytes_);
-    if (auto k = stmt_.optional_int64(copy_kind_)) {
-      std::string_view label = label_or(catalog_.memcpy_kind_label(*k), builtin_memcpy_kind(*k));
-      if (!label.empty()) o.string("copy_kind", label); else o.integer("copy_kind", *k);
-    }
-    memory_kind(o, "src_kind", src_kind_);
-    memory_kind(o, "dst_kind", dst_kind_);
+    const MemoryFields& m = event_.memory;
+    if (m.bytes) o.integer("bytes", *m.bytes);
+    labelled_id(o, "copy_kind", m.copy_kind, m.copy_kind ? copy_kind_text(catalog_, *m.copy_kind) : std::string_view());
+    memory_kind(o, "src_kind", m.src_kind);
+    memory_kind(o, "dst_kind", m.dst_kind);
     optional_int(o, "src_device_id", src_device_);
     optional_int(o, "dst_device_id", dst_device_);
     common_args(o, gpu_);
@@ -870,10 +883,10 @@ class MemsetSource final : public GpuSource {
   MemsetSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
                const ReportContext& r)
       : GpuSource(db, catalog, r), b_(t), gpu_(time_columns_first(b_, Kind::memset), f.args) {
+    bytes_ = b_.column("bytes");  // the hidden columns bytes and mem_kind read these with or without args
+    mem_kind_ = b_.column("memKind");
     ArgColumns arg(b_, f.args);
-    bytes_ = arg("bytes");
     value_ = arg("value");
-    mem_kind_ = arg("memKind");
     event_.kind = Kind::memset;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -884,12 +897,14 @@ class MemsetSource final : public GpuSource {
   bool read_row() override {
     read_gpu(gpu_, Placement::gpu_stream);
     event_.name = "Memset";
+    event_.memory.bytes = stmt_.optional_int64(bytes_);
+    event_.memory.mem_kind = stmt_.optional_int64(mem_kind_);
     return true;
   }
   void write_args(ArgsSink& o) const override {
-    optional_int(o, "bytes", bytes_);
+    if (event_.memory.bytes) o.integer("bytes", *event_.memory.bytes);
     optional_int(o, "value", value_);
-    memory_kind(o, "mem_kind", mem_kind_);
+    memory_kind(o, "mem_kind", event_.memory.mem_kind);
     common_args(o, gpu_);
   }
 
@@ -1360,7 +1375,9 @@ class CudaMemorySource final : public EventSource {
     read_optional(kGlobalPid, event_.has_global_id, event_.global_id);
     read_optional(kCorrelation, event_.has_correlation, event_.correlation_id);
     std::optional<int64_t> kind = stmt_.optional_int64(kMemKind);
-    std::string_view label = kind ? label_or(catalog_.memory_kind_label(*kind), builtin_memory_kind(*kind)) : "";
+    event_.memory.bytes = stmt_.optional_int64(kBytes);
+    event_.memory.mem_kind = kind;
+    std::string_view label = kind ? memory_kind_text(catalog_, *kind) : "";
     name_scratch_ = !kind ? "CUDA memory" : !label.empty() ? fmt::format("CUDA memory: {}", label)
                                                            : fmt::format("CUDA memory: kind {}", *kind);
     event_.name = name_scratch_;
@@ -1371,12 +1388,10 @@ class CudaMemorySource final : public EventSource {
     if (auto op = stmt_.optional_int64(kOperation))
       *op == 0 ? o.string("operation", "Allocation") : *op == 1 ? o.string("operation", "Deallocation")
                                                                  : o.integer("operation", *op);
-    optional_int(o, "bytes", kBytes);
+    const MemoryFields& m = event_.memory;
+    if (m.bytes) o.integer("bytes", *m.bytes);
     optional_int(o, "address", kAddress);
-    if (auto k = stmt_.optional_int64(kMemKind)) {
-      std::string_view label = label_or(catalog_.memory_kind_label(*k), builtin_memory_kind(*k));
-      if (!label.empty()) o.string("mem_kind", label); else o.integer("mem_kind", *k);
-    }
+    labelled_id(o, "mem_kind", m.mem_kind, m.mem_kind ? memory_kind_text(catalog_, *m.mem_kind) : std::string_view());
     if (auto name = stmt_.optional_text(kVariableName)) o.string("variable_name", *name);
     optional_int(o, "context_id", kContext);
     optional_int(o, "stream_id", kStream);

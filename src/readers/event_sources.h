@@ -266,6 +266,11 @@ std::vector<std::unique_ptr<EventSource>> open_sources(sqlite3* db, const Profil
 std::unique_ptr<EventSource> open_source(sqlite3* db, const ProfileCatalog& catalog, const ScanFilter& filter,
                                          const ReportContext& report, Kind kind, int tag);
 
+// The label args and trace_events' columns show for a memcpy's copy kind (ENUM_CUDA_MEMCPY_OPER) / a memory kind
+// (ENUM_CUDA_MEM_KIND): the export's label, else nsys's own for the ids it documents, else empty (the id is shown).
+std::string_view copy_kind_text(const ProfileCatalog& catalog, int64_t id);
+std::string_view memory_kind_text(const ProfileCatalog& catalog, int64_t id);
+
 // The OS-level pid a Chrome pid stands for in report `report`, or nullopt when it belongs to another report.
 std::optional<int64_t> pid_in_report(int64_t chrome_pid, int report);
 // The clock offset and shifted inclusive ts bounds for one report (saturating at the int64 limits).

@@ -272,6 +272,7 @@ void TimelineScan::pick() {
   row_.domain = e.domain;
   row_.has_demangled_id = e.has_demangled_id;
   row_.demangled_id = e.demangled_id;
+  row_.memory = e.memory;
   row_.schema = &reports_[e.report].context.schema;
   row_.kind = e.kind;
   row_.name = e.name;
@@ -304,6 +305,13 @@ void TimelineScan::pick() {
 std::optional<std::string_view> TimelineScan::demangled_name(std::string& scratch) const {
   if (!row_.has_demangled_id) return std::nullopt;
   return reports_[row_.report].catalog->string_or_placeholder(row_.demangled_id, scratch);
+}
+
+std::string_view TimelineScan::copy_kind_label(int64_t id) const {
+  return copy_kind_text(*reports_[row_.report].catalog, id);
+}
+std::string_view TimelineScan::memory_kind_label(int64_t id) const {
+  return memory_kind_text(*reports_[row_.report].catalog, id);
 }
 
 std::optional<int64_t> TimelineScan::nsys_dur() const {

@@ -11,7 +11,7 @@ namespace {
 // track's name says which process claimed a stream id first).
 const char* const kStableColumns =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, global_pid, "
-    "args, cname, domain, demangled_name, derived";
+    "args, cname, domain, demangled_name, bytes, copy_kind, src_kind, dst_kind, mem_kind, derived";
 
 std::string quoted(const std::string& v) {
   std::string out = "'";
@@ -163,11 +163,12 @@ namespace {
 // Columns compared by the grid: every column whose value does not depend on which other rows a scan reads.
 const char* const kGridColumns[] = {"kind", "name", "ts", "dur", "pid", "tid", "process_name", "device_id",
                                     "stream_id", "correlation_id", "global_tid", "global_pid", "cname", "domain",
-                                    "demangled_name", "call_ts", "call_name", "derived", "schema"};
+                                    "demangled_name", "call_ts", "call_name", "bytes", "copy_kind", "src_kind",
+                                    "dst_kind", "mem_kind", "derived", "schema"};
 const char* const kGridSelect =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
     "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, "
-    "call_global_tid, derived, schema";
+    "call_global_tid, bytes, copy_kind, src_kind, dst_kind, mem_kind, derived, schema";
 // The same naming args (before schema, which stays last): the two classes of colUsed a scan tells apart (a query
 // that names args or event reads the args-only columns, one that names neither does not: ScanFilter::args). %A is
 // kArgsDigest over trace_events, the column every_row keeps it in over every_row: the args' length and head only
@@ -175,12 +176,13 @@ const char* const kGridSelect =
 const char* const kGridSelectWithArgs =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
     "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, "
-    "call_global_tid, derived, %A, schema";
+    "call_global_tid, bytes, copy_kind, src_kind, dst_kind, mem_kind, derived, %A, schema";
 const char* const kArgsDigest = "length(args) || ':' || substr(args, 1, 100)";
 
 bool is_integer_column(const std::string& c) {
   return c != "kind" && c != "name" && c != "process_name" && c != "cname" && c != "domain" && c != "demangled_name" &&
-         c != "call_name" && c != "schema";
+         c != "call_name" && c != "copy_kind" && c != "src_kind" && c != "dst_kind" && c != "mem_kind" &&
+         c != "schema";
 }
 
 }  // namespace
@@ -193,7 +195,12 @@ std::vector<std::string> check_columns_args_carry(testdb::Db& db) {
     const char* kinds;
   };
   static const Carried kCarried[] = {{"domain", "$.domain", "('nvtx', 'nvtx_kernel')"},
-                                     {"demangled_name", "$.demangled_name", "('kernel')"}};
+                                     {"demangled_name", "$.demangled_name", "('kernel')"},
+                                     {"bytes", "$.bytes", "('memcpy', 'memset', 'cuda_memory')"},
+                                     {"copy_kind", "$.copy_kind", "('memcpy')"},
+                                     {"src_kind", "$.src_kind", "('memcpy')"},
+                                     {"dst_kind", "$.dst_kind", "('memcpy')"},
+                                     {"mem_kind", "$.mem_kind", "('memset', 'cuda_memory')"}};
   std::vector<std::string> failures;
   const std::string every = " from trace_events where derived in (0, 1) and schema in "
                             "(select name from pragma_database_list where name != 'temp')";
