@@ -24,11 +24,8 @@ so=$PWD/build/nsystrace
 [ -f "$so.so" ] || { echo "build first: cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build" >&2; exit 2; }
 [ -f "$db" ] || { echo "usage: $0 --db FILE.sqlite [--reps N]" >&2; exit 2; }
 uri="file:$db?mode=ro"
-scan="select (select count(*) + sum(\"end\" - start) from NVTX_EVENTS) + (select count(*) + sum(\"end\" - start) from CUPTI_ACTIVITY_KIND_RUNTIME) + (select count(*) + sum(\"end\" - start) from CUPTI_ACTIVITY_KIND_KERNEL)"
-for t in CUPTI_ACTIVITY_KIND_MEMCPY CUPTI_ACTIVITY_KIND_MEMSET; do
-  [ "$(sqlite3 "$uri" "select count(*) from sqlite_schema where name = '$t'")" = 1 ] &&
-    scan="$scan + (select count(*) + sum(\"end\" - start) from $t)"
-done
+source tests/bench/recipes_scan.sh
+scan=$(recipes_scan_sql "$uri")
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 cpu_of() { awk '/^Run Time:/ { print $6 + $8 }'; }  # "Run Time: real R user U sys S" -> U + S, one line each

@@ -54,10 +54,8 @@ fi
 uri="file:$db?mode=ro"
 has_table() { [ "$(sqlite3 "$uri" "select count(*) from sqlite_schema where name = '$1'")" = 1 ]; }
 
-scan="select (select count(*) + sum(\"end\" - start) from NVTX_EVENTS) + (select count(*) + sum(\"end\" - start) from CUPTI_ACTIVITY_KIND_RUNTIME) + (select count(*) + sum(\"end\" - start) from CUPTI_ACTIVITY_KIND_KERNEL)"
-for t in CUPTI_ACTIVITY_KIND_MEMCPY CUPTI_ACTIVITY_KIND_MEMSET; do
-  has_table $t && scan="$scan + (select count(*) + sum(\"end\" - start) from $t)"
-done
+source tests/bench/recipes_scan.sh
+scan=$(recipes_scan_sql "$uri")
 # The plain baselines read tables an export may lack (nsys creates them lazily): those are empty TEMP tables here,
 # as the recipes see no rows of them.
 prelude=""
