@@ -201,7 +201,7 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
       case Column::nsys_dur:
         if (auto dur = cursor->scan->nsys_dur()) sqlite3_result_int64(ctx, *dur);
         break;
-      case Column::bytes: if (r.memory.bytes) sqlite3_result_int64(ctx, *r.memory.bytes); break;
+      case Column::size_bytes: if (r.memory.bytes) sqlite3_result_int64(ctx, *r.memory.bytes); break;
       case Column::copy_kind:
         if (auto id = r.memory.copy_kind) result_labelled_id(ctx, *id, cursor->scan->copy_kind_label(*id));
         break;

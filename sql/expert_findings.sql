@@ -19,7 +19,7 @@ with params(gap_ns, chunks, threshold_pct) as (select 500000000, 30, 50),
 -- Memory operations and synchronizations with the API call that made them (trace_events' call_* columns: the call
 -- of their correlation id in their process; when an export records two, the earliest).
 mem_ops as materialized (
-  select kind, device_id, ts, dur, name as op, bytes, src_kind, dst_kind, mem_kind, call_name as call, call_pid as pid,
+  select kind, device_id, ts, dur, name as op, size_bytes as bytes, src_kind, dst_kind, mem_kind, call_name as call, call_pid as pid,
          call_tid as tid, call_ts, call_dur
   from trace_events where kind in ('memcpy', 'memset', 'sync') and call_id is not null
 ),

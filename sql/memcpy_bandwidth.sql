@@ -4,8 +4,8 @@
 -- Units are decimal, as nsys reports them: total_mb in MB (10^6 bytes), bandwidth in GB/s (10^9 bytes a second,
 -- which is bytes per ns). gb_per_s: total bytes / total copy time; peak_gb_per_s: the fastest single copy.
 with by_kinds as (
-  select copy_kind, src_kind, dst_kind, count(*) as copies, sum(bytes) as bytes, sum(dur) as dur,
-         max(bytes * 1.0 / nullif(dur, 0)) as peak
+  select copy_kind, src_kind, dst_kind, count(*) as copies, sum(size_bytes) as bytes, sum(dur) as dur,
+         max(size_bytes * 1.0 / nullif(dur, 0)) as peak
   from trace_events where kind = 'memcpy' group by copy_kind, src_kind, dst_kind
 )
 select copy_kind as direction, coalesce(src_kind, '?') || ' -> ' || coalesce(dst_kind, '?') as memory,

@@ -68,10 +68,10 @@ struct ReportContext {
 // A memcpy's or memset's size and memory kinds as stored: copy_kind an id of ENUM_CUDA_MEMCPY_OPER, the others of
 // ENUM_CUDA_MEM_KIND (labelled when shown: copy_kind_text, memory_kind_text in src/readers/event_sources.h). The
 // sources write args' "bytes", "copy_kind", "src_kind", "dst_kind" and "mem_kind" from these, and trace_events'
-// hidden columns of the same names read them, so the two cannot disagree.
+// hidden columns size_bytes, copy_kind, src_kind, dst_kind and mem_kind read them, so the two cannot disagree.
 struct MemoryFields {
-  std::optional<int64_t> bytes, copy_kind, src_kind, dst_kind;  // memcpys (bytes: memsets too)
-  std::optional<int64_t> mem_kind;                              // memsets
+  std::optional<int64_t> bytes, copy_kind, src_kind, dst_kind;  // memcpys (bytes: memsets and CUDA memory rows too)
+  std::optional<int64_t> mem_kind;                              // memsets and CUDA memory rows
 };
 
 // One event as read from its table, before it is placed on a track.
@@ -99,7 +99,7 @@ struct SourceEvent {
   // "demangled_name", which reads the same id).
   bool has_demangled_id = false;
   int64_t demangled_id = 0;
-  MemoryFields memory;  // memcpys and memsets
+  MemoryFields memory;  // memcpys, memsets and CUDA memory rows
 };
 
 // A track of the timeline, as the track layout makes it: a thread, a CUDA stream, or a track beside them (NVTX

@@ -22,8 +22,9 @@ namespace nsystrace {
 // The columns of trace_events, in declaration order (the order of the CREATE TABLE and of xColumn's index):
 // X(name, SQL type). Hidden columns are parameters (schema, derived) or carry what is not an event field (cname;
 // domain and demangled_name, which args also carry, readable without them; the call_* columns, the CUDA API call of
-// the row's correlation id (src/timeline/launch_calls.h); bytes and the memory kinds of memcpys, memsets and CUDA
-// memory rows, which args also carry (MemoryFields); and `event`: the row handed to an aggregate by pointer, see
+// the row's correlation id (src/timeline/launch_calls.h); size_bytes (args' "bytes": not named `bytes`, which the
+// export's memory tables have, so that a query joining them keeps an unqualified `bytes` unambiguous) and the memory
+// kinds of memcpys, memsets and CUDA memory rows, which args also carry (MemoryFields); and `event`: the row handed to an aggregate by pointer, see
 // kTraceRowPointerType). Hidden: `select *` and the contract's columns stay as they are.
 #define NSYSTRACE_TRACE_EVENTS_COLUMNS(X) \
   X(kind, "TEXT")                         \
@@ -53,7 +54,7 @@ namespace nsystrace {
   X(call_pid, "INTEGER HIDDEN")           \
   X(call_tid, "INTEGER HIDDEN")           \
   X(call_global_tid, "INTEGER HIDDEN")    \
-  X(bytes, "INTEGER HIDDEN")              \
+  X(size_bytes, "INTEGER HIDDEN")         \
   X(copy_kind, "HIDDEN")                  \
   X(src_kind, "HIDDEN")                   \
   X(dst_kind, "HIDDEN")                   \

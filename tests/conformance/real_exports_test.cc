@@ -96,8 +96,8 @@ TEST_P(RealExport, ConvertsCompletelyAndExactly) {
   EXPECT_EQ(from_json, from_profile);
 }
 
-// The hidden columns domain and demangled_name are args' on every row, read with args or without
-// (testdiff::check_columns_args_carry).
+// The hidden columns that args carry (domain, demangled_name, size_bytes and the memory kinds) are args' on every
+// row, read with args or without (testdiff::check_columns_args_carry).
 TEST_P(RealExport, ColumnsArgsCarryAreArgs) {
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
   for (const auto& f : testdiff::check_columns_args_carry(db)) ADD_FAILURE() << f;

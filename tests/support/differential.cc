@@ -11,7 +11,7 @@ namespace {
 // track's name says which process claimed a stream id first).
 const char* const kStableColumns =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, global_pid, "
-    "args, cname, domain, demangled_name, bytes, copy_kind, src_kind, dst_kind, mem_kind, derived";
+    "args, cname, domain, demangled_name, size_bytes, copy_kind, src_kind, dst_kind, mem_kind, derived";
 
 std::string quoted(const std::string& v) {
   std::string out = "'";
@@ -163,12 +163,12 @@ namespace {
 // Columns compared by the grid: every column whose value does not depend on which other rows a scan reads.
 const char* const kGridColumns[] = {"kind", "name", "ts", "dur", "pid", "tid", "process_name", "device_id",
                                     "stream_id", "correlation_id", "global_tid", "global_pid", "cname", "domain",
-                                    "demangled_name", "call_ts", "call_name", "bytes", "copy_kind", "src_kind",
+                                    "demangled_name", "call_ts", "call_name", "size_bytes", "copy_kind", "src_kind",
                                     "dst_kind", "mem_kind", "derived", "schema"};
 const char* const kGridSelect =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
     "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, "
-    "call_global_tid, bytes, copy_kind, src_kind, dst_kind, mem_kind, derived, schema";
+    "call_global_tid, size_bytes, copy_kind, src_kind, dst_kind, mem_kind, derived, schema";
 // The same naming args (before schema, which stays last): the two classes of colUsed a scan tells apart (a query
 // that names args or event reads the args-only columns, one that names neither does not: ScanFilter::args). %A is
 // kArgsDigest over trace_events, the column every_row keeps it in over every_row: the args' length and head only
@@ -176,7 +176,7 @@ const char* const kGridSelect =
 const char* const kGridSelectWithArgs =
     "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
     "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, "
-    "call_global_tid, bytes, copy_kind, src_kind, dst_kind, mem_kind, derived, %A, schema";
+    "call_global_tid, size_bytes, copy_kind, src_kind, dst_kind, mem_kind, derived, %A, schema";
 const char* const kArgsDigest = "length(args) || ':' || substr(args, 1, 100)";
 
 bool is_integer_column(const std::string& c) {
@@ -196,7 +196,7 @@ std::vector<std::string> check_columns_args_carry(testdb::Db& db) {
   };
   static const Carried kCarried[] = {{"domain", "$.domain", "('nvtx', 'nvtx_kernel')"},
                                      {"demangled_name", "$.demangled_name", "('kernel')"},
-                                     {"bytes", "$.bytes", "('memcpy', 'memset', 'cuda_memory')"},
+                                     {"size_bytes", "$.bytes", "('memcpy', 'memset', 'cuda_memory')"},
                                      {"copy_kind", "$.copy_kind", "('memcpy')"},
                                      {"src_kind", "$.src_kind", "('memcpy')"},
                                      {"dst_kind", "$.dst_kind", "('memcpy')"},
@@ -206,8 +206,10 @@ std::vector<std::string> check_columns_args_carry(testdb::Db& db) {
                             "(select name from pragma_database_list where name != 'temp')";
   for (const Carried& c : kCarried) {
     const std::string col = c.column, from_args = std::string("json_extract(args, '") + c.key + "')";
-    for (auto& r : db.rows("select kind, quote(name), quote(" + col + "), quote(" + from_args + ")" + every + " and " +
-                           col + " is not " + from_args + " limit 5"))
+    // `is not` alone would let an INTEGER column's affinity equate a text value with a number: the types must match.
+    for (auto& r : db.rows("select kind, quote(name), quote(" + col + "), quote(" + from_args + ")" + every + " and (" +
+                           col + " is not " + from_args + " or typeof(" + col + ") != typeof(" + from_args +
+                           ")) limit 5"))
       failures.push_back("a " + r[0] + " row named " + r[1] + ": " + col + " " + r[2] + ", args' " + r[3]);
     std::string plan;
     for (auto& r : db.rows("explain query plan select schema, rowid, " + col + every)) plan += r.back();

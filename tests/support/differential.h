@@ -28,7 +28,7 @@ Report check_pushdown(testdb::Db& db, size_t values_per_column);
 Report check_query_grid(testdb::Db& db, size_t values_per_column, size_t stride = 1, size_t phase = 0);
 
 // The hidden columns that args also carry (`domain`: args' "domain"; `demangled_name`: args' "demangled_name";
-// `bytes`, `copy_kind`, `src_kind`, `dst_kind`, `mem_kind`: the args of those names)
+// `size_bytes`: args' "bytes"; `copy_kind`, `src_kind`, `dst_kind`, `mem_kind`: the args of those names)
 // against args, on every row of every report (derived ones too): equal in one scan with args (`domain IS
 // json_extract(args, '$.domain')`), a scan without args (the plan's no-args) gives the same values row by row, and
 // no other kind has them. One line per disagreement; none when they agree.
