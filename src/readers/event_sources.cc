@@ -67,6 +67,11 @@ void labelled_id(ArgsSink& o, std::string_view key, std::optional<int64_t> id, s
   if (!id) return;
   if (!label.empty()) o.string(key, label); else o.integer(key, *id);
 }
+// A CUPTI memory kind (ENUM_CUDA_MEM_KIND) as args show it: memcpys' src_kind and dst_kind, memsets' and CUDA memory
+// rows' mem_kind.
+void memory_kind_arg(ArgsSink& o, const ProfileCatalog& catalog, std::string_view key, std::optional<int64_t> id) {
+  labelled_id(o, key, id, id ? memory_kind_text(catalog, *id) : std::string_view());
+}
 
 int64_t checked_duration(int64_t start, int64_t end) {
   int64_t d;
@@ -745,10 +750,6 @@ class GpuSource : public EventSource {
     optional_int(o, "correlation_id", c.correlation);
     optional_int(o, "context_id", c.context);
   }
-  // A CUPTI memory kind column: its label (ENUM table, else CUPTI's), or the number when neither knows it.
-  void memory_kind(ArgsSink& o, std::string_view key, std::optional<int64_t> id) const {
-    labelled_id(o, key, id, id ? memory_kind_text(catalog_, *id) : std::string_view());
-  }
 };
 
 class KernelSource final : public GpuSource {
@@ -865,8 +866,8 @@ class MemcpySource final : public GpuSource {
     const MemoryFields& m = event_.memory;
     if (m.bytes) o.integer("bytes", *m.bytes);
     labelled_id(o, "copy_kind", m.copy_kind, m.copy_kind ? copy_kind_text(catalog_, *m.copy_kind) : std::string_view());
-    memory_kind(o, "src_kind", m.src_kind);
-    memory_kind(o, "dst_kind", m.dst_kind);
+    memory_kind_arg(o, catalog_, "src_kind", m.src_kind);
+    memory_kind_arg(o, catalog_, "dst_kind", m.dst_kind);
     optional_int(o, "src_device_id", src_device_);
     optional_int(o, "dst_device_id", dst_device_);
     common_args(o, gpu_);
@@ -904,7 +905,7 @@ class MemsetSource final : public GpuSource {
   void write_args(ArgsSink& o) const override {
     if (event_.memory.bytes) o.integer("bytes", *event_.memory.bytes);
     optional_int(o, "value", value_);
-    memory_kind(o, "mem_kind", event_.memory.mem_kind);
+    memory_kind_arg(o, catalog_, "mem_kind", event_.memory.mem_kind);
     common_args(o, gpu_);
   }
 
@@ -1391,7 +1392,7 @@ class CudaMemorySource final : public EventSource {
     const MemoryFields& m = event_.memory;
     if (m.bytes) o.integer("bytes", *m.bytes);
     optional_int(o, "address", kAddress);
-    labelled_id(o, "mem_kind", m.mem_kind, m.mem_kind ? memory_kind_text(catalog_, *m.mem_kind) : std::string_view());
+    memory_kind_arg(o, catalog_, "mem_kind", m.mem_kind);
     if (auto name = stmt_.optional_text(kVariableName)) o.string("variable_name", *name);
     optional_int(o, "context_id", kContext);
     optional_int(o, "stream_id", kStream);
