@@ -662,20 +662,23 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       continue;
     op_selects.push_back("SELECT correlationId, globalPid >> 24, start, \"end\", " +
                          std::string(t->has("deviceId") ? "deviceId" : "0") + ", " + std::to_string(ot.kind) +
-                         " FROM " + schema.qualified(ot.table) +
-                         " WHERE correlationId IS NOT NULL AND globalPid IS NOT NULL AND start IS NOT NULL AND "
-                         "\"end\" IS NOT NULL");
+                         " FROM " + schema.qualified(ot.table) + " WHERE ");
   }
   if (op_selects.empty()) return result;
-  auto op_sql = [&](const std::string& extra_where) {
+  // `narrowing` (within(...) terms) first: SQLite tests the terms in the order written, and a window's narrowing
+  // turns most rows away before the other columns are decoded (0.21 -> 0.12 s for x200's CUDA API calls).
+  auto op_sql = [&](const std::string& narrowing = "") {
     std::string sql;
-    for (const std::string& select : op_selects) sql += (sql.empty() ? "" : " UNION ALL ") + select + extra_where;
+    for (const std::string& select : op_selects)
+      sql += (sql.empty() ? "" : " UNION ALL ") + select + narrowing +
+             "correlationId IS NOT NULL AND globalPid IS NOT NULL AND start IS NOT NULL AND \"end\" IS NOT NULL";
     return sql;
   };
-  const std::string calls_sql = "SELECT correlationId, globalTid >> 24, globalTid, start, \"end\" FROM " +
-                                schema.qualified("CUPTI_ACTIVITY_KIND_RUNTIME") +
-                                " WHERE correlationId IS NOT NULL AND globalTid IS NOT NULL AND start IS NOT NULL AND "
-                                "\"end\" IS NOT NULL";
+  auto calls_sql = [&](const std::string& narrowing = "") {
+    return "SELECT correlationId, globalTid >> 24, globalTid, start, \"end\" FROM " +
+           schema.qualified("CUPTI_ACTIVITY_KIND_RUNTIME") + " WHERE " + narrowing +
+           "correlationId IS NOT NULL AND globalTid IS NOT NULL AND start IS NOT NULL AND \"end\" IS NOT NULL";
+  };
   auto read_call = [](const Statement& s) {
     return Call{Key{s.int64(0), s.int64(1)}, s.int64(2), s.int64(3), s.int64(4), 0};
   };
@@ -684,11 +687,11 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   // drops the column's affinity, so that reals compare as numbers (hence the margin of 1 for the truncation) and
   // text and blobs compare above every number (so they pass); plain comparisons, cheaper than typeof() on millions
   // of rows.
-  auto within = [](const std::string& column, int64_t lo, int64_t hi) {
+  auto within = [](const std::string& column, int64_t lo, int64_t hi) {  // terms, each followed by " AND "
     std::string sql;
-    if (lo != INT64_MIN) sql += " AND +" + column + " > " + std::to_string(lo - 1);
+    if (lo != INT64_MIN) sql += "+" + column + " > " + std::to_string(lo - 1) + " AND ";
     if (hi != INT64_MAX)
-      sql += " AND (+" + column + " < " + std::to_string(hi + 1) + " OR +" + column + " > 9223372036854775807)";
+      sql += "(+" + column + " < " + std::to_string(hi + 1) + " OR +" + column + " > 9223372036854775807) AND ";
     return sql;
   };
 
@@ -711,7 +714,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     // Their calls: correlation ids grow with time, so the window's few bound the scan.
     auto [lowest, highest] = std::minmax_element(window_keys.begin(), window_keys.end(),
                                                  [](const Key& x, const Key& y) { return x.corr < y.corr; });
-    Statement c(db, calls_sql + within("correlationId", lowest->corr, highest->corr));
+    Statement c(db, calls_sql(within("correlationId", lowest->corr, highest->corr)));
     while (c.step()) {
       Call call = read_call(c);
       if (!std::binary_search(window_keys.begin(), window_keys.end(), call.key)) continue;
@@ -759,11 +762,11 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
       narrowed = within("start", INT64_MIN, latest_window_call);
       if (earliest_window_end != INT64_MIN) {
         const std::string bound = std::to_string(earliest_window_end - 1);
-        narrowed += " AND (\"end\" IS NULL OR +\"end\" > " + bound + " OR +start > " + bound + ")";
+        narrowed += "(\"end\" IS NULL OR +\"end\" > " + bound + " OR +start > " + bound + ") AND ";
       }
     }
     return Statement(connection, "SELECT " + range_columns.select_list() + " FROM " + schema.qualified("NVTX_EVENTS") +
-                                     " WHERE rowid BETWEEN ? AND ? AND start IS NOT NULL" + narrowed + " AND " +
+                                     " WHERE rowid BETWEEN ? AND ? AND " + narrowed + "start IS NOT NULL AND " +
                                      nvtx_types_condition(kNvtxRanges) + " AND globalTid IS NOT NULL");
   };
   // The ranges of one chunk, appended to `out`; `read` counts the rows read (shown: the progress shown as they go).
@@ -824,10 +827,10 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
   const bool alongside = ranges_job.has_value();
   if (alongside) {
     {
-      Statement c(db, calls_sql);
+      Statement c(db, calls_sql());
       while (c.step()) calls.push_back(read_call(c));
     }
-    Statement s(db, op_sql(""));
+    Statement s(db, op_sql());
     while (s.step()) every_op.push_back(read_op(s));
     // Sorted while the ranges are still being read (they take longer): the calls by key (the filter below keeps
     // their order), the operations by key, device and start (then joined in the order the groups need).
@@ -914,7 +917,7 @@ std::shared_ptr<const NvtxProjection> NvtxProjection::compute(sqlite3* db, const
     // A window's: only calls inside the span of its ranges.
     int64_t first = INT64_MAX, last = INT64_MIN;
     for (const ProjectedRange& r : all) first = std::min(first, r.start), last = std::max(last, r.end);
-    Statement c(db, calls_sql + (window ? within("start", first, INT64_MAX) + within("\"end\"", INT64_MIN, last) : ""));
+    Statement c(db, calls_sql(window ? within("start", first, INT64_MAX) + within("\"end\"", INT64_MIN, last) : ""));
     while (c.step()) {
       Call call = read_call(c);
       if (in_a_range(call)) calls.push_back(call);

@@ -240,6 +240,17 @@ uint64_t ProfileCatalog::row_count(sqlite3* db, const std::string& table) const 
   return row_counts_.emplace(table, n).first->second;
 }
 
+uint64_t ProfileCatalog::row_estimate(sqlite3* db, const std::string& table) const {
+  if (auto counted = row_counts_.find(table); counted != row_counts_.end()) return counted->second;
+  auto it = row_estimates_.find(table);
+  if (it != row_estimates_.end()) return it->second;
+  Statement s(db, "SELECT (SELECT min(rowid) FROM " + table + "), (SELECT max(rowid) FROM " + table + ")");
+  uint64_t n = 0;
+  if (s.step() && !s.is_null(0))  // the span + 1 in unsigned arithmetic: rowids may lie anywhere in int64
+    n = std::max<uint64_t>(1, static_cast<uint64_t>(s.int64(1)) - static_cast<uint64_t>(s.int64(0)) + 1);
+  return row_estimates_.emplace(table, n).first->second;
+}
+
 const ProfileCatalog::CorrelationIndex& ProfileCatalog::correlation_index(sqlite3* db, const std::string& table,
                                                                           const std::string& column) const {
   std::string key = table + "." + column;
@@ -349,11 +360,17 @@ int64_t ProfileCatalog::context_device(sqlite3* db, int64_t global_pid, int64_t 
     for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
       const TableInfo* t = schema_.table(table);
       if (t == nullptr || !t->has("globalPid") || !t->has("contextId") || !t->has("deviceId")) continue;
-      Statement s(db, "SELECT DISTINCT globalPid, contextId, deviceId FROM " + schema_.qualified(table) +
+      // Every row rather than SELECT DISTINCT (a temporary B-tree insert per row, twice the pass): a context's
+      // rows come in long runs, and a row like the one before it is skipped.
+      Statement s(db, "SELECT globalPid, contextId, deviceId FROM " + schema_.qualified(table) +
                           " WHERE globalPid IS NOT NULL AND contextId IS NOT NULL AND deviceId IS NOT NULL");
+      bool any = false;
+      int64_t pid = 0, context = 0, device = 0;
       while (s.step()) {
-        auto [it, inserted] = devices.emplace(std::make_pair(global_pid_of(s.int64(0)), s.int64(1)), s.int64(2));
-        if (!inserted && it->second != s.int64(2)) it->second = kSeveralDevices;
+        if (any && s.int64(0) == pid && s.int64(1) == context && s.int64(2) == device) continue;
+        any = true, pid = s.int64(0), context = s.int64(1), device = s.int64(2);
+        auto [it, inserted] = devices.emplace(std::make_pair(global_pid_of(pid), context), device);
+        if (!inserted && it->second != device) it->second = kSeveralDevices;
       }
     }
     context_devices_ = std::move(devices);

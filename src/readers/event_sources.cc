@@ -505,6 +505,10 @@ EventSource::~EventSource() {
 }
 
 uint64_t EventSource::estimated_rows() const {
+  return opened_ ? catalog_.row_estimate(db_, catalog_.schema().qualified(table_->name)) : 0;
+}
+
+uint64_t EventSource::table_rows() const {
   return opened_ ? catalog_.row_count(db_, catalog_.schema().qualified(table_->name)) : 0;
 }
 

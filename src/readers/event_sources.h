@@ -79,9 +79,11 @@ class EventSource {
   // The current event's args, in the order shown.
   virtual void write_args(ArgsSink& args) const = 0;
   uint64_t skipped() const { return skipped_; }  // rows without a start time (cannot be placed)
-  // About how many rows this reader yields when unfiltered (its table's rows; 0 when it reads nothing): the total
-  // progress reports count against.
+  // About how many rows this reader yields when unfiltered (its table's rows, from the span of their rowids; 0
+  // when it reads nothing): for the thread plan and the total progress reports count against.
   virtual uint64_t estimated_rows() const;
+  // Exactly its table's rows (a pass over the table, once per catalog): for a size to allocate.
+  uint64_t table_rows() const;
   // The current event's end was missing (where one is required) or before its start: it is drawn with dur 0 and
   // its args carry "invalid_end" (the stored value, or null).
   bool end_invalid() const { return end_invalid_; }

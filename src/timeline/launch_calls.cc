@@ -22,7 +22,7 @@ std::shared_ptr<const LaunchCalls> LaunchCalls::build(sqlite3* db, std::shared_p
   std::vector<std::unique_ptr<EventSource>> sources = open_sources(db, *catalog, filter, report);
   for (const std::unique_ptr<EventSource>& source : sources) {
     out->tag_ = source->tag();
-    out->calls_.reserve(out->calls_.size() + source->estimated_rows());  // no copy at the peak as it grows
+    out->calls_.reserve(out->calls_.size() + source->table_rows());  // no copy at the peak as it grows
     while (source->next()) {
       const SourceEvent& e = source->event();
       if (!e.has_correlation || !e.has_global_id) continue;

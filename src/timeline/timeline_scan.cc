@@ -75,7 +75,12 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
       name_matcher_(db),
       filter_(filter) {
   std::vector<int> report_of_source;  // -1: not a table's reader
-  for (Report& r : reports_) {
+  // A window's projections, computed once the readers have started: (source slot, report). Its passes over the
+  // calls, operations and ranges run on this thread, and the readers scan their tables on the other cores
+  // meanwhile; the whole profile's projection has its own reader thread, and its many rows count in the plan.
+  std::vector<std::pair<size_t, size_t>> windowed;
+  for (size_t k = 0; k < reports_.size(); ++k) {
+    Report& r = reports_[k];
     r.read = filter.schemas.empty() ||
              std::find(filter.schemas.begin(), filter.schemas.end(), r.context.schema) != filter.schemas.end();
     if (!r.read) continue;
@@ -84,18 +89,25 @@ TimelineScan::TimelineScan(sqlite3* db, std::vector<Report> reports, const ScanF
       report_of_source.push_back(r.context.index);
     }
     if (filter.wants(Kind::nvtx_kernel) && projection) {
-      // A row's ts is its first GPU start plus the report's clock offset (saturated): the GPU starts that can land
-      // in [ts_min, ts_max] lie in the same bounds minus the offset (saturated: a superset at the ends).
-      std::optional<ProjectionWindow> window;
-      if (filter.ts_min || filter.ts_max)
-        window = ProjectionWindow{filter.ts_min ? saturating_add(*filter.ts_min, -r.context.clock_offset) : INT64_MIN,
-                                  filter.ts_max ? saturating_add(*filter.ts_max, -r.context.clock_offset) : INT64_MAX};
-      sources_.push_back(
-          make_projection_source(db_, *r.catalog, projection(r.context.schema, window), filter, r.context));
       report_of_source.push_back(-1);
+      if (filter.ts_min || filter.ts_max) {
+        windowed.emplace_back(sources_.size(), k);
+        sources_.push_back(nullptr);
+      } else {
+        sources_.push_back(make_projection_source(db_, *r.catalog, projection(r.context.schema, std::nullopt),
+                                                  filter, r.context));
+      }
     }
   }
   if (threads > 1) read_on_threads(filter, report_of_source, threads);
+  for (auto [slot, k] : windowed) {
+    const Report& r = reports_[k];
+    // A row's ts is its first GPU start plus the report's clock offset (saturated): the GPU starts that can land
+    // in [ts_min, ts_max] lie in the same bounds minus the offset (saturated: a superset at the ends).
+    ProjectionWindow window{filter.ts_min ? saturating_add(*filter.ts_min, -r.context.clock_offset) : INT64_MIN,
+                            filter.ts_max ? saturating_add(*filter.ts_max, -r.context.clock_offset) : INT64_MAX};
+    sources_[slot] = make_projection_source(db_, *r.catalog, projection(r.context.schema, window), filter, r.context);
+  }
   if (filter.order == RowOrder::kind_ascending || filter.order == RowOrder::kind_descending)
     group_sources_by_kind(filter.order);
   narrowed_ = filter.narrows_rows();
@@ -141,7 +153,8 @@ ThreadPlan plan_threads(const std::vector<uint64_t>& candidate_rows, uint64_t al
 
 void TimelineScan::read_on_threads(const ScanFilter& filter, const std::vector<int>& report_of_source, int threads) {
   uint64_t all = 0;
-  for (const auto& s : sources_) all += s->estimated_rows();
+  for (const auto& s : sources_)
+    if (s) all += s->estimated_rows();  // a window's projection (not computed yet): few rows
   // Only scans that read whole tables (a time window or a process is fine): a name constraint is matched on this
   // connection (LIKE and GLOB mean what they mean here), a correlation or thread list is a few rows, a LIMIT reads
   // ahead of nothing.
