@@ -226,23 +226,26 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   const std::string& qualified = qualified_;  // kept across restarts (a join's inner lookups): the same table
   if (&select_list != &select_list_) select_list_ = select_list;
   if (&shape != &shape_) shape_ = shape;
-  std::string where = shape.extra_where.empty() ? "1" : shape.extra_where;
   const std::string time = quote_identifier(shape.time);
   // Values are bound, never pasted into the SQL.
   Binds binds;
+  // ts bounds first: SQLite tests the terms in the order written, and a window's bounds turn most rows away after
+  // one column (0.36 -> 0.22 s for a 0.5 s window of x200's NVTX_EVENTS, against its eventType terms first). They
+  // are on the (aligned) timeline; the table holds this report's own clock.
+  std::string where;
+  if (filter.ts_min) {
+    where += time + " >= ? AND ";
+    binds.push_back(saturating_add(*filter.ts_min, -report_.clock_offset));
+  }
+  if (filter.ts_max) {
+    where += time + " <= ? AND ";
+    binds.push_back(saturating_add(*filter.ts_max, -report_.clock_offset));
+  }
+  where += shape.extra_where.empty() ? "1" : "(" + shape.extra_where + ")";
   for (const auto& alternatives : filter.names) {
     std::string any = any_name_condition(alternatives, binds);
     if (any == "0") return;  // no row of this table can have that name: do not even open it
     if (any != "1") where += " AND (" + any + ")";
-  }
-  // ts bounds are on the (aligned) timeline; the table holds this report's own clock.
-  if (filter.ts_min) {
-    where += " AND " + time + " >= ?";
-    binds.push_back(saturating_add(*filter.ts_min, -report_.clock_offset));
-  }
-  if (filter.ts_max) {
-    where += " AND " + time + " <= ?";
-    binds.push_back(saturating_add(*filter.ts_max, -report_.clock_offset));
   }
   if (filter.pid) {
     int64_t pid = pid_in_report(*filter.pid, report_.index).value_or(-1);
