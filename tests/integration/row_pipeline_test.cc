@@ -212,6 +212,25 @@ void expect_same_bytes_for_any_thread_count(testdb::Db& db, const std::string& l
     if (threads == 1) reference = rows;
     else EXPECT_TRUE(rows == reference) << label << ": trace_events with " << threads << " threads differs";
   }
+  // The middle half of the timeline, with derived rows: a window's projection is computed while the readers run
+  // (TimelineScan). A new connection for each thread count, since a connection keeps the projection it computed.
+  if (rows) {
+    const std::string file = sqlite3_db_filename(db.get(), "main");
+    const int64_t first = db.integer("select min(ts) from trace_events where derived in (0, 1)");
+    const int64_t last = db.integer("select max(ts) from trace_events where derived in (0, 1)");
+    const std::string window = std::to_string(first + (last - first) / 4) + " and " +
+                               std::to_string(last - (last - first) / 4);
+    std::string window_reference;
+    for (int threads : {1, 2, 8}) {
+      testdb::Db fresh(file);
+      fresh.exec("select nsystrace_option('threads', " + std::to_string(threads) + ")");
+      std::string rows = value_of(fresh, "select group_concat(json_array(rowid, kind, name, ts, dur, pid, tid, args, "
+                                         "correlation_id, global_tid, device_id, stream_id), char(10)) from "
+                                         "trace_events where ts between " + window + " and derived in (0, 1)");
+      if (threads == 1) window_reference = rows;
+      else EXPECT_TRUE(rows == window_reference) << label << ": a window with " << threads << " threads differs";
+    }
+  }
   EXPECT_EQ(threads_of_this_process(), before) << label;
 }
 
