@@ -3,16 +3,44 @@
 #include <algorithm>
 #include <set>
 
+#include "src/timeline/scan_plan.h"
+
 namespace testdiff {
 
 namespace {
 
-// Columns that do not depend on which other rows a scan reads (lane is laid out over the rows of the scan, and a
-// track's name says which process claimed a stream id first).
-const char* const kStableColumns =
-    "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, global_pid, "
-    "args, cname, domain, demangled_name, size_bytes, copy_kind, src_kind, dst_kind, mem_kind, derived";
+// The columns of trace_events as declared (src/timeline/scan_plan.h), from which every list below is made: a column
+// added there is compared by these checks unless it is left out here, for a reason given.
+struct DeclaredColumn {
+  const char* name;
+  const char* type;
+};
+const DeclaredColumn kDeclared[] = {
+#define NSYSTRACE_DECLARED_COLUMN(name, type) {#name, type},
+    NSYSTRACE_TRACE_EVENTS_COLUMNS(NSYSTRACE_DECLARED_COLUMN)
+#undef NSYSTRACE_DECLARED_COLUMN
+};
 
+bool is_call_column(const std::string& c) { return c.rfind("call_", 0) == 0; }
+
+// Left out of every comparison: columns that depend on which other rows a scan reads (lane is laid out over the
+// rows of the scan, and a track's name says which process claimed a stream id first), and `event`, the row handed
+// to an aggregate by pointer (NULL to SQL). args and schema are placed by each list.
+bool compared(const std::string& c) { return c != "lane" && c != "thread_name" && c != "event"; }
+
+// "rowid, " then the declared columns that `keep` keeps, in declaration order, then `last`.
+std::string column_list(bool (*keep)(const std::string&), const std::string& last = "") {
+  std::string out = "rowid";
+  for (const DeclaredColumn& c : kDeclared)
+    if (keep(c.name)) out += std::string(", ") + c.name;
+  return last.empty() ? out : out + ", " + last;
+}
+
+// check_pushdown's columns: every compared column, args included, `derived` last (a query without it drops it). The
+// call_* columns are the launch join's, which the query grid compares; here they would add the join to each query.
+const std::string kStableColumns = column_list([](const std::string& c) {
+  return compared(c) && c != "schema" && c != "derived" && !is_call_column(c);
+}, "derived");
 std::string quoted(const std::string& v) {
   std::string out = "'";
   for (char c : v) {
@@ -64,7 +92,7 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
   Report rep;
   db.exec("drop table if exists temp.unfiltered");
   // Every row, derived ones too (`derived` is a parameter: the scans compared below all ask for both).
-  db.exec(std::string("create temp table unfiltered as select ") + kStableColumns +
+  db.exec("create temp table unfiltered as select " + kStableColumns +
           ", row_number() over () as scan_order from trace_events where derived in (0, 1)");
   // Invariants of the unfiltered scan.
   if (int64_t dup = db.integer("select count(*) - count(distinct rowid) from temp.unfiltered"); dup != 0)
@@ -79,8 +107,7 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
     ++rep.queries;
     // Without `derived` in the query (expected_where given), the columns must not name it either: a query that
     // names it reads every row.
-    std::string cols = expected_where.empty() ? std::string(kStableColumns)
-                                              : std::string(kStableColumns).substr(0, std::string(kStableColumns).rfind(", derived"));
+    std::string cols = expected_where.empty() ? kStableColumns : kStableColumns.substr(0, kStableColumns.rfind(", derived"));
     // Every other query names no args: its scan reads no args-only column (ScanFilter::args), and must give the
     // same rows as the unfiltered scan that read them.
     if (rep.queries % 2 == 0) cols.replace(cols.find(", args"), 6, "");
@@ -160,29 +187,31 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
 
 namespace {
 
-// Columns compared by the grid: every column whose value does not depend on which other rows a scan reads.
-const char* const kGridColumns[] = {"kind", "name", "ts", "dur", "pid", "tid", "process_name", "device_id",
-                                    "stream_id", "correlation_id", "global_tid", "global_pid", "cname", "domain",
-                                    "demangled_name", "call_ts", "call_name", "size_bytes", "copy_kind", "src_kind",
-                                    "dst_kind", "mem_kind", "derived", "schema"};
-const char* const kGridSelect =
-    "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
-    "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, "
-    "call_global_tid, size_bytes, copy_kind, src_kind, dst_kind, mem_kind, derived, schema";
-// The same naming args (before schema, which stays last): the two classes of colUsed a scan tells apart (a query
-// that names args or event reads the args-only columns, one that names neither does not: ScanFilter::args). %A is
-// kArgsDigest over trace_events, the column every_row keeps it in over every_row: the args' length and head only
-// (the hostile fixture's are megabytes; check_pushdown compares them whole).
-const char* const kGridSelectWithArgs =
-    "rowid, kind, name, ts, dur, pid, tid, process_name, device_id, stream_id, correlation_id, global_tid, "
-    "global_pid, cname, domain, demangled_name, call_id, call_ts, call_dur, call_name, call_pid, call_tid, "
-    "call_global_tid, size_bytes, copy_kind, src_kind, dst_kind, mem_kind, derived, %A, schema";
+// The grid's: every compared column, schema last; without args, and with them (%A, before schema): the two classes
+// of colUsed a scan tells apart (a query that names args or event reads the args-only columns, one that names
+// neither does not: ScanFilter::args). %A is kArgsDigest over trace_events, the column every_row keeps it in over
+// every_row: the args' length and head only (the hostile fixture's are megabytes; check_pushdown compares them whole).
+bool in_grid_select(const std::string& c) { return compared(c) && c != "args" && c != "schema"; }
+const std::string kGridSelect = column_list(in_grid_select, "schema");
+const std::string kGridSelectWithArgs = column_list(in_grid_select, "%A, schema");
+// The columns the grid constrains (= and IN over their values, ranges, IS NULL, ...): every column of the select but
+// the launch join's call_id, call_dur, call_pid, call_tid and call_global_tid, for the grid's time (call_ts and
+// call_name, read by the same join, stand for them).
+std::vector<std::string> grid_columns() {
+  std::vector<std::string> out;
+  for (const DeclaredColumn& c : kDeclared)
+    if ((in_grid_select(c.name) || std::string(c.name) == "schema") &&
+        (!is_call_column(c.name) || std::string(c.name) == "call_ts" || std::string(c.name) == "call_name"))
+      out.push_back(c.name);
+  return out;
+}
 const char* const kArgsDigest = "length(args) || ':' || substr(args, 1, 100)";
 
+// Declared INTEGER (the memory kinds are declared without a type: a label or, without one, the id).
 bool is_integer_column(const std::string& c) {
-  return c != "kind" && c != "name" && c != "process_name" && c != "cname" && c != "domain" && c != "demangled_name" &&
-         c != "call_name" && c != "copy_kind" && c != "src_kind" && c != "dst_kind" && c != "mem_kind" &&
-         c != "schema";
+  for (const DeclaredColumn& d : kDeclared)
+    if (c == d.name) return std::string(d.type).rfind("INTEGER", 0) == 0;
+  return false;
 }
 
 }  // namespace
@@ -287,8 +316,8 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
     // constraint the scan is handed (only whether it may take a LIMIT, and there is none here).
     std::string order = tail.empty() ? "order by schema, rowid" : tail;
     // Each shape in turn with and without args (the colUsed classes), whatever the stride.
-    const char* select = (shape / std::max<size_t>(stride, 1)) % 2 ? kGridSelectWithArgs : kGridSelect;
-    std::string q = std::string("select ") + select + " from %s where " + where + " " + order;
+    const std::string& select = (shape / std::max<size_t>(stride, 1)) % 2 ? kGridSelectWithArgs : kGridSelect;
+    std::string q = "select " + select + " from %s where " + where + " " + order;
     auto run = [&](const std::string& sql_template, const char* table) {
       std::string sql = sql_template;
       sql.replace(sql.find("%s"), 2, table);
@@ -329,8 +358,7 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
                              std::to_string(want.size()) + " from the same rows as a plain table");
   };
 
-  for (const char* col_c : kGridColumns) {
-    std::string col = col_c;
+  for (const std::string& col : grid_columns()) {
     std::vector<std::string> values = spread(
         // (values under 200 bytes: a hostile profile's megabyte names would only copy megabytes through each query)
         column(db, "select distinct quote(" + col + ") from temp.every_row where " + col + " is not null and length(" +
