@@ -6,11 +6,11 @@
 -- StdDev is the sample standard deviation (n - 1), 0 for a single instance, as NVIDIA reports it.
 -- Made by sql/nsys_stats/generate.py (the statistics shared by every report are written once there): edit it, not
 -- this file.
-with scope as (select * from trace_events where kind in ('memcpy', 'memset')),
+with scope as (select *, copy_kind, size_bytes from trace_events where kind in ('memcpy', 'memset')),
 items as (
   select case when kind = 'memset' then '[CUDA memset]'
-              else '[CUDA memcpy ' || coalesce(json_extract(args, '$.copy_kind'), 'Unknown') || ']' end as Name,
-         json_extract(args, '$.bytes') as value
+              else '[CUDA memcpy ' || coalesce(copy_kind, 'Unknown') || ']' end as Name,
+         size_bytes as value
   from scope
 ),
 stats as materialized (

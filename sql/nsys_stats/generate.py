@@ -60,10 +60,12 @@ SIZE_COLUMNS = f"""select round(s.total / 1e6, 3) as "Total (MB)", s.n as "Count
        s.Name as "Operation"
 {JOINS}"""
 
-# A GPU memory operation's name, as NVIDIA's memory reports name it.
+# A GPU memory operation's name, as NVIDIA's memory reports name it. copy_kind and size_bytes are trace_events' hidden
+# columns (args' "copy_kind" and "bytes", read without building the args; named in the scope since `*` leaves hidden
+# columns out).
 MEMORY_OPERATION = """case when kind = 'memset' then '[CUDA memset]'
-              else '[CUDA memcpy ' || coalesce(json_extract(args, '$.copy_kind'), 'Unknown') || ']' end"""
-MEMORY_SCOPE = "scope as (select * from trace_events where kind in ('memcpy', 'memset'))"
+              else '[CUDA memcpy ' || coalesce(copy_kind, 'Unknown') || ']' end"""
+MEMORY_SCOPE = "scope as (select *, copy_kind, size_bytes from trace_events where kind in ('memcpy', 'memset'))"
 
 REPORTS = {
     "cuda_api_sum": (
@@ -92,7 +94,7 @@ items as (
         f"""{MEMORY_SCOPE},
 items as (
   select {MEMORY_OPERATION} as Name,
-         json_extract(args, '$.bytes') as value
+         size_bytes as value
   from scope
 )""",
         SIZE_COLUMNS),
