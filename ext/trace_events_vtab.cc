@@ -165,8 +165,9 @@ void result_call_column(sqlite3_context* ctx, TraceEventsCursor& cursor, Column 
 }
 
 // A kind id as args show it: its label, or the id when it has none.
-void result_labelled_id(sqlite3_context* ctx, int64_t id, std::string_view label) {
-  if (label.empty()) sqlite3_result_int64(ctx, id); else result_text(ctx, label);
+void result_labelled(sqlite3_context* ctx, const std::optional<LabelledId>& kind) {
+  if (kind)
+    kind->show([&](std::string_view text) { result_text(ctx, text); }, [&](int64_t id) { sqlite3_result_int64(ctx, id); });
 }
 
 int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
@@ -202,18 +203,10 @@ int x_column(sqlite3_vtab_cursor* base, sqlite3_context* ctx, int column) {
         if (auto dur = cursor->scan->nsys_dur()) sqlite3_result_int64(ctx, *dur);
         break;
       case Column::size_bytes: if (r.memory.bytes) sqlite3_result_int64(ctx, *r.memory.bytes); break;
-      case Column::copy_kind:
-        if (auto id = r.memory.copy_kind) result_labelled_id(ctx, *id, cursor->scan->copy_kind_label(*id));
-        break;
-      case Column::src_kind:
-      case Column::dst_kind:
-      case Column::mem_kind: {
-        const std::optional<int64_t>& id = static_cast<Column>(column) == Column::src_kind ? r.memory.src_kind
-                                           : static_cast<Column>(column) == Column::dst_kind ? r.memory.dst_kind
-                                                                                             : r.memory.mem_kind;
-        if (id) result_labelled_id(ctx, *id, cursor->scan->memory_kind_label(*id));
-        break;
-      }
+      case Column::copy_kind: result_labelled(ctx, cursor->scan->copy_kind()); break;
+      case Column::src_kind: result_labelled(ctx, cursor->scan->memory_kind(r.memory.src_kind)); break;
+      case Column::dst_kind: result_labelled(ctx, cursor->scan->memory_kind(r.memory.dst_kind)); break;
+      case Column::mem_kind: result_labelled(ctx, cursor->scan->memory_kind(r.memory.mem_kind)); break;
       case Column::call_id:
       case Column::call_ts:
       case Column::call_dur:

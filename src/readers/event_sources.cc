@@ -62,15 +62,9 @@ std::string_view label_or(const std::string* from_export, const char* builtin) {
   return builtin != nullptr ? std::string_view(builtin) : std::string_view();
 }
 
-// A kind id as args show it: its label (text), or the id when it has none.
-void labelled_id(ArgsSink& o, std::string_view key, std::optional<int64_t> id, std::string_view label) {
-  if (!id) return;
-  if (!label.empty()) o.string(key, label); else o.integer(key, *id);
-}
-// A CUPTI memory kind (ENUM_CUDA_MEM_KIND) as args show it: memcpys' src_kind and dst_kind, memsets' and CUDA memory
-// rows' mem_kind.
-void memory_kind_arg(ArgsSink& o, const ProfileCatalog& catalog, std::string_view key, std::optional<int64_t> id) {
-  labelled_id(o, key, id, id ? memory_kind_text(catalog, *id) : std::string_view());
+// A labelled kind id (copy_kind, src_kind, dst_kind, mem_kind) in args, as the columns show it.
+void labelled_arg(ArgsSink& o, std::string_view key, const std::optional<LabelledId>& kind) {
+  if (kind) kind->show([&](std::string_view text) { o.string(key, text); }, [&](int64_t id) { o.integer(key, id); });
 }
 
 int64_t checked_duration(int64_t start, int64_t end) {
@@ -88,6 +82,14 @@ std::string_view copy_kind_text(const ProfileCatalog& catalog, int64_t id) {
 }
 std::string_view memory_kind_text(const ProfileCatalog& catalog, int64_t id) {
   return label_or(catalog.memory_kind_label(id), builtin_memory_kind(id));
+}
+std::optional<LabelledId> copy_kind_of(const ProfileCatalog& catalog, std::optional<int64_t> id) {
+  if (!id) return std::nullopt;
+  return LabelledId{*id, copy_kind_text(catalog, *id)};
+}
+std::optional<LabelledId> memory_kind_of(const ProfileCatalog& catalog, std::optional<int64_t> id) {
+  if (!id) return std::nullopt;
+  return LabelledId{*id, memory_kind_text(catalog, *id)};
 }
 
 bool EventSource::step_stream(Statement& s, bool main) {
@@ -872,9 +874,9 @@ class MemcpySource final : public GpuSource {
   void write_args(ArgsSink& o) const override {
     const MemoryFields& m = event_.memory;
     if (m.bytes) o.integer("bytes", *m.bytes);
-    labelled_id(o, "copy_kind", m.copy_kind, m.copy_kind ? copy_kind_text(catalog_, *m.copy_kind) : std::string_view());
-    memory_kind_arg(o, catalog_, "src_kind", m.src_kind);
-    memory_kind_arg(o, catalog_, "dst_kind", m.dst_kind);
+    labelled_arg(o, "copy_kind", copy_kind_of(catalog_, m.copy_kind));
+    labelled_arg(o, "src_kind", memory_kind_of(catalog_, m.src_kind));
+    labelled_arg(o, "dst_kind", memory_kind_of(catalog_, m.dst_kind));
     optional_int(o, "src_device_id", src_device_);
     optional_int(o, "dst_device_id", dst_device_);
     common_args(o, gpu_);
@@ -912,7 +914,7 @@ class MemsetSource final : public GpuSource {
   void write_args(ArgsSink& o) const override {
     if (event_.memory.bytes) o.integer("bytes", *event_.memory.bytes);
     optional_int(o, "value", value_);
-    memory_kind_arg(o, catalog_, "mem_kind", event_.memory.mem_kind);
+    labelled_arg(o, "mem_kind", memory_kind_of(catalog_, event_.memory.mem_kind));
     common_args(o, gpu_);
   }
 
@@ -1399,7 +1401,7 @@ class CudaMemorySource final : public EventSource {
     const MemoryFields& m = event_.memory;
     if (m.bytes) o.integer("bytes", *m.bytes);
     optional_int(o, "address", kAddress);
-    memory_kind_arg(o, catalog_, "mem_kind", m.mem_kind);
+    labelled_arg(o, "mem_kind", memory_kind_of(catalog_, m.mem_kind));
     if (auto name = stmt_.optional_text(kVariableName)) o.string("variable_name", *name);
     optional_int(o, "context_id", kContext);
     optional_int(o, "stream_id", kStream);

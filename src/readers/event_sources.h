@@ -273,6 +273,21 @@ std::unique_ptr<EventSource> open_source(sqlite3* db, const ProfileCatalog& cata
 std::string_view copy_kind_text(const ProfileCatalog& catalog, int64_t id);
 std::string_view memory_kind_text(const ProfileCatalog& catalog, int64_t id);
 
+// A kind id as args and trace_events' columns show it (copy_kind, src_kind, dst_kind, mem_kind): its label, or the
+// id itself when it has none. show() is the one place that rule is written; each sink says how it writes text and
+// integers (args' string / integer, a column's text / int64).
+struct LabelledId {
+  int64_t id = 0;
+  std::string_view label;  // empty: none
+  template <class Text, class Integer>
+  void show(Text&& text, Integer&& integer) const {
+    if (!label.empty()) text(label); else integer(id);
+  }
+};
+// A memory operation's stored kind ids (MemoryFields), labelled; nullopt for none.
+std::optional<LabelledId> copy_kind_of(const ProfileCatalog& catalog, std::optional<int64_t> id);
+std::optional<LabelledId> memory_kind_of(const ProfileCatalog& catalog, std::optional<int64_t> id);
+
 // The OS-level pid a Chrome pid stands for in report `report`, or nullopt when it belongs to another report.
 std::optional<int64_t> pid_in_report(int64_t chrome_pid, int report);
 // The clock offset and shifted inclusive ts bounds for one report (saturating at the int64 limits).

@@ -320,11 +320,11 @@ std::optional<std::string_view> TimelineScan::demangled_name(std::string& scratc
   return reports_[row_.report].catalog->string_or_placeholder(row_.demangled_id, scratch);
 }
 
-std::string_view TimelineScan::copy_kind_label(int64_t id) const {
-  return copy_kind_text(*reports_[row_.report].catalog, id);
+std::optional<LabelledId> TimelineScan::copy_kind() const {
+  return copy_kind_of(*reports_[row_.report].catalog, row_.memory.copy_kind);
 }
-std::string_view TimelineScan::memory_kind_label(int64_t id) const {
-  return memory_kind_text(*reports_[row_.report].catalog, id);
+std::optional<LabelledId> TimelineScan::memory_kind(std::optional<int64_t> id) const {
+  return memory_kind_of(*reports_[row_.report].catalog, id);
 }
 
 std::optional<int64_t> TimelineScan::nsys_dur() const {

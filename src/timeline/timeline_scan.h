@@ -65,10 +65,10 @@ class TimelineScan {
   std::string_view args();
   // The current kernel row's demangled name (its report's string; a placeholder for a dangling id), or nothing.
   std::optional<std::string_view> demangled_name(std::string& scratch) const;
-  // The labels of the current row's memory kinds (TraceRow::memory), as its report's catalog has them: see
-  // copy_kind_text and memory_kind_text (src/readers/event_sources.h). Empty when the id has no label.
-  std::string_view copy_kind_label(int64_t id) const;
-  std::string_view memory_kind_label(int64_t id) const;
+  // The current row's memory kinds (TraceRow::memory), labelled as its report's catalog has them (LabelledId,
+  // src/readers/event_sources.h); nullopt for none.
+  std::optional<LabelledId> copy_kind() const;
+  std::optional<LabelledId> memory_kind(std::optional<int64_t> id) const;  // one of the row's MemoryFields
   void write_args(ArgsSink& args) const;  // the same, typed, into any sink
   // The current row's duration as NVIDIA's nsys stats reports count it: dur, except for an NVTX range never closed,
   // which they end at its report's last NVTX timestamp (args' "last_nvtx_ts") where the timeline draws it to the end
