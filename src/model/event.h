@@ -66,7 +66,7 @@ struct ReportContext {
 };
 
 // A memcpy's or memset's size and memory kinds as stored: copy_kind an id of ENUM_CUDA_MEMCPY_OPER, the others of
-// ENUM_CUDA_MEM_KIND (labelled when shown: copy_kind_text, memory_kind_text in src/readers/event_sources.h). The
+// ENUM_CUDA_MEM_KIND (shown as LabelledId, src/readers/event_sources.h: a label, or the id without one). The
 // sources write args' "bytes", "copy_kind", "src_kind", "dst_kind" and "mem_kind" from these, and trace_events'
 // hidden columns size_bytes, copy_kind, src_kind, dst_kind and mem_kind read them, so the two cannot disagree.
 struct MemoryFields {

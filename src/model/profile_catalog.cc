@@ -248,6 +248,8 @@ uint64_t ProfileCatalog::row_estimate(sqlite3* db, const std::string& table) con
   uint64_t n = 0;
   if (s.step() && !s.is_null(0))  // the span + 1 in unsigned arithmetic: rowids may lie anywhere in int64
     n = std::max<uint64_t>(1, static_cast<uint64_t>(s.int64(1)) - static_cast<uint64_t>(s.int64(0)) + 1);
+  // Capped where no table's rows reach (2^40), so that the plan's sums of estimates cannot wrap around.
+  n = std::min(n, uint64_t{1} << 40);
   return row_estimates_.emplace(table, n).first->second;
 }
 

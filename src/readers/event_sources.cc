@@ -387,7 +387,7 @@ bool EventSource::rebind_one_row(const ScanFilter& filter) {
     // global id after them.
     const char* id = shape_.global_id != nullptr && table_->has(shape_.global_id) ? shape_.global_id : nullptr;
     forward_sql_ = "SELECT " + select_list_ + ", " + (id ? quote_identifier(id) : std::string("NULL")) + " FROM " +
-                   qualified_ + " WHERE " + (shape_.extra_where.empty() ? std::string("1") : shape_.extra_where) +
+                   qualified_ + " WHERE " + (shape_.extra_where.empty() ? std::string("1") : "(" + shape_.extra_where + ")") +
                    " AND rowid >= ? ORDER BY rowid";
     Statement forward = statement(forward_sql_);
     forward_id_column_ = sqlite3_column_count(forward.get()) - 1;
