@@ -164,7 +164,7 @@ void result_call_column(sqlite3_context* ctx, TraceEventsCursor& cursor, Column 
   }
 }
 
-// A kind id as args show it: its label, or the id when it has none.
+// A labelled kind id as its column shows it, and args too (LabelledId::show); NULL for none.
 void result_labelled(sqlite3_context* ctx, const std::optional<LabelledId>& kind) {
   if (kind)
     kind->show([&](std::string_view text) { result_text(ctx, text); }, [&](int64_t id) { sqlite3_result_int64(ctx, id); });

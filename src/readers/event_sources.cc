@@ -243,7 +243,7 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
     where += time + " <= ? AND ";
     binds.push_back(saturating_add(*filter.ts_max, -report_.clock_offset));
   }
-  where += shape.extra_where.empty() ? "1" : "(" + shape.extra_where + ")";
+  where += shape.condition();
   for (const auto& alternatives : filter.names) {
     std::string any = any_name_condition(alternatives, binds);
     if (any == "0") return;  // no row of this table can have that name: do not even open it
@@ -323,7 +323,7 @@ void EventSource::prepare(const TableInfo& table, const std::string& select_list
   }
   const ProfileCatalog::StoredOrder* stored = nullptr;
   if (base_table && !filter.ts_min && !filter.ts_max && !rowids)
-    stored = &catalog_.stored_order(db_, qualified, time, end, shape.extra_where.empty() ? "1" : shape.extra_where);
+    stored = &catalog_.stored_order(db_, qualified, time, end, shape.condition());
   opened_ = true;
   if (stored != nullptr && !stored->nearly_sorted && !stored->runs.empty()) {
     // Runs in time order, merged as they are read (step_runs()): each read as stored, by its rowid range.
@@ -387,7 +387,7 @@ bool EventSource::rebind_one_row(const ScanFilter& filter) {
     // global id after them.
     const char* id = shape_.global_id != nullptr && table_->has(shape_.global_id) ? shape_.global_id : nullptr;
     forward_sql_ = "SELECT " + select_list_ + ", " + (id ? quote_identifier(id) : std::string("NULL")) + " FROM " +
-                   qualified_ + " WHERE " + (shape_.extra_where.empty() ? std::string("1") : "(" + shape_.extra_where + ")") +
+                   qualified_ + " WHERE " + shape_.condition() +
                    " AND rowid >= ? ORDER BY rowid";
     Statement forward = statement(forward_sql_);
     forward_id_column_ = sqlite3_column_count(forward.get()) - 1;

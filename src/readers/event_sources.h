@@ -139,6 +139,8 @@ class EventSource {
     std::string from_sql;                 // default: the table itself
     const char* global_id = nullptr;      // read as global_tid (nullptr: the kind has none)
     const char* correlation = nullptr;    // read as correlation_id (nullptr: the kind has none)
+    // extra_where as one term of a WHERE ("1" for every row), whatever terms come before or after it.
+    std::string condition() const { return extra_where.empty() ? "1" : "(" + extra_where + ")"; }
   };
   static Shape shape_of(Kind kind, std::string extra_where = "") {
     const KindSpec& k = kind_spec(kind);
