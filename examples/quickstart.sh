@@ -10,11 +10,19 @@ packages="libsqlite3-dev sqlite3 libfmt-dev libgtest-dev zlib1g-dev cmake g++ cl
 missing=$(for p in $packages; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 command -v npm >/dev/null || missing="$missing nodejs npm"  # npm may come from outside Debian
 missing=$(echo $missing)
-if [ -n "$missing" ]; then
+# The languages' examples (examples/languages, docs/languages.md): each toolchain and its SQLite binding,
+# without recommends (R and Java would pull in hundreds of packages).
+language_packages="golang-go golang-github-mattn-go-sqlite3-dev cargo rustc librust-rusqlite-dev default-jdk-headless
+  libxerial-sqlite-jdbc-java r-base-core r-cran-rsqlite ruby ruby-sqlite3 libdbd-sqlite3-perl tcl libsqlite3-tcl"
+missing_languages=$(echo $(for p in $language_packages; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done))
+if [ -n "$missing" ] || [ -n "$missing_languages" ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   # shellcheck disable=SC2086
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+  [ -z "$missing" ] || DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
+  # shellcheck disable=SC2086
+  [ -z "$missing_languages" ] ||
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing_languages
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target nsystrace

@@ -130,27 +130,30 @@ def rust():
 
 def java():
     java_bin = need("java", "default-jdk-headless libxerial-sqlite-jdbc-java")
+    javac = need("javac", "default-jdk-headless")
     jar = "/usr/share/java/sqlite-jdbc.jar"
     need_file(jar, "libxerial-sqlite-jdbc-java")
-    # Java 11+ runs a single source file directly (compiled in memory).
-    return [java_bin, "-cp", jar, os.path.join(example, "NsystraceExample.java")], {}
+    # Compiled once into the build directory (a user may also run the source file directly: docs/languages.md).
+    source = os.path.join(example, "NsystraceExample.java")
+    classes = os.path.join(work, "classes")
+    compiled = os.path.join(classes, "NsystraceExample.class")
+    if not os.path.exists(compiled) or os.path.getmtime(compiled) < os.path.getmtime(source):
+        run([javac, "-cp", jar, "-d", classes, source], work)
+    return [java_bin, "-cp", jar + ":" + classes, "NsystraceExample"], {}
 
 
 def r():
     rscript = need("Rscript", "r-base-core r-cran-rsqlite")
-    run([rscript, "-e", "library(RSQLite)"], work, what="Rscript -e 'library(RSQLite)' (r-cran-rsqlite)")
     return [rscript, os.path.join(example, "nsystrace_example.R")], {}
 
 
 def ruby():
     ruby_bin = need("ruby", "ruby ruby-sqlite3")
-    run([ruby_bin, "-e", "require 'sqlite3'"], work, what="ruby -e \"require 'sqlite3'\" (ruby-sqlite3)")
     return [ruby_bin, os.path.join(example, "nsystrace_example.rb")], {}
 
 
 def perl():
     perl_bin = need("/usr/bin/perl", "perl libdbd-sqlite3-perl")
-    run([perl_bin, "-MDBD::SQLite", "-e", "1"], work, what="perl -MDBD::SQLite (libdbd-sqlite3-perl)")
     return [perl_bin, os.path.join(example, "nsystrace_example.pl")], {}
 
 
@@ -173,8 +176,23 @@ with open(os.path.join(src, "examples", "example_profile.sql")) as f:
 os.symlink(os.path.abspath(extension), os.path.join(scratch, "build", "nsystrace.so"))
 os.symlink(os.path.join(src, "sql"), os.path.join(scratch, "sql"))
 
+# What an interpreter says when the binding itself is not installed: a skip, with the package to install.
+MISSING_BINDING = {
+    "python": ("No module named '_sqlite3'", "python3"),
+    "r": ("there is no package called", "r-cran-rsqlite"),
+    "ruby": ("cannot load such file -- sqlite3", "ruby-sqlite3"),
+    "perl": ("Can't locate DBD/SQLite", "libdbd-sqlite3-perl"),
+    "tcl": ("can't find package sqlite3", "libsqlite3-tcl"),
+}
 command, env = LANGUAGES[lang]()
-printed = run(command, scratch, env, f"the {lang} example")
+r = subprocess.run(command, cwd=scratch, env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                   text=True)
+if r.returncode != 0:
+    if lang in MISSING_BINDING and MISSING_BINDING[lang][0] in r.stderr:
+        skip(f"its SQLite binding is not installed ({r.stderr.strip().splitlines()[0]}); "
+             + install_hint.format(MISSING_BINDING[lang][1]))
+    fail(f"the {lang} example exited {r.returncode}:\n{r.stdout[-2000:]}{r.stderr[-4000:]}")
+printed = r.stdout
 
 
 def sections(text):

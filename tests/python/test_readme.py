@@ -6,6 +6,8 @@ shows. A fenced block is one of:
                "in 0.0 s" aside);
   ```python    run with this Python; it prints the lines its `# prints: …` comments say;
   ```sh        the quick start only: exactly examples/quickstart.sh and tests/run_all.sh (which CI's .ci/run runs);
+  ```c, ```js, ```go, ```rust, ```java, ```r, ```ruby, ```perl, ```tcl   lines of a program in examples/languages/,
+               which the languages.* tests run;
 any other block is a failure (an example nobody runs). The links into docs/ lead to files, and each page of docs/
 has a table of contents whose links are its headings.
 
@@ -72,6 +74,9 @@ def commands_of(block):
     return out
 
 
+# The fenced blocks of "From your language" and the directory of examples/languages/ each is taken from.
+LANGUAGE_EXAMPLES = {"c": "c", "js": "node", "go": "go", "rust": "rust", "java": "java", "r": "r", "ruby": "ruby",
+                     "perl": "perl", "tcl": "tcl"}
 ran = 0
 for lang, block in blocks:
     if lang == "console":
@@ -100,6 +105,24 @@ for lang, block in blocks:
               lines == ["examples/quickstart.sh", "tests/run_all.sh"] and
               all(os.access(os.path.join(src, c), os.X_OK) for c in lines) and ci[-1] == "tests/run_all.sh",
               f"{lines} / CI ends with {ci[-1:]}")
+    elif lang in LANGUAGE_EXAMPLES:
+        # "From your language": the lines as they stand in examples/languages/<dir>/, which ctest languages.<dir>
+        # runs (tests/languages/run_language.py), indentation aside.
+        directory = os.path.join(src, "examples", "languages", LANGUAGE_EXAMPLES[lang])
+        snippet = [line.strip() for line in block.strip("\n").split("\n")]
+        found = []
+        for root, dirs, names in os.walk(directory):
+            dirs[:] = [d for d in dirs if d not in ("node_modules", "target")]  # installed, built
+            for name in names:
+                with open(os.path.join(root, name), errors="replace") as f:
+                    program = [line.strip() for line in f]
+                if any(program[i:i + len(snippet)] == snippet for i in range(len(program))):
+                    found.append(os.path.relpath(os.path.join(root, name), src))
+        with open(os.path.join(src, "tests", "languages", "languages.cmake")) as f:
+            tested = re.search(rf"foreach\(lang [^)]*\b{LANGUAGE_EXAMPLES[lang]}\b", f.read())
+        check(f"README: the ```{lang} snippet is in examples/languages/{LANGUAGE_EXAMPLES[lang]}/, which "
+              f"languages.{LANGUAGE_EXAMPLES[lang]} runs", bool(found) and bool(tested), block[:300])
+        ran += 1
     else:
         check(f"README: a ```{lang} block is an example the test runs", False, block[:200])
 check("README: the examples ran", ran >= 10, str(ran))

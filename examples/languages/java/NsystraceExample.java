@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import org.sqlite.SQLiteConfig;
@@ -38,25 +39,25 @@ public class NsystraceExample {
     SQLiteConfig config = new SQLiteConfig();
     config.setReadOnly(true);
     config.enableLoadExtension(true);
-    try (Connection conn = config.createConnection("jdbc:sqlite:build/example.sqlite")) {
-      try (var load = conn.createStatement()) {
-        load.execute("select load_extension('build/nsystrace')");
-      }
-      System.out.println("# sqlite_version");
-      printRows(conn, "select sqlite_version()");
-      System.out.println("# kinds");
-      printRows(conn, "select kind, count(*) from trace_events group by kind order by kind");
-
-      System.out.println("# top_kernels");
-      printRows(conn, Files.readString(Path.of("sql/top_kernels.sql")));
-
-      String trace = "build/gpu0_kernels_java.pftrace";
-      System.out.println("# trace " + trace);
-      printRows(conn, "select perfetto_trace_file(?) from trace_events where kind = 'kernel' and device_id = 0", trace);
-
-      System.out.println("# nvtx forward");
-      printRows(conn, "select pid, count(*) as ranges, sum(kernels) as kernels, sum(gpu_busy_time) as gpu_busy_ns,"
-          + " sum(gpu_span) as gpu_span_ns from nvtx_kernel_ranges where name = ? group by pid order by pid", "forward");
+    Connection conn = config.createConnection("jdbc:sqlite:build/example.sqlite");
+    try (Statement load = conn.createStatement()) {
+      load.execute("select load_extension('build/nsystrace')");
     }
+    System.out.println("# sqlite_version");
+    printRows(conn, "select sqlite_version()");
+    System.out.println("# kinds");
+    printRows(conn, "select kind, count(*) from trace_events group by kind order by kind");
+
+    System.out.println("# top_kernels");
+    printRows(conn, Files.readString(Path.of("sql/top_kernels.sql")));
+
+    String trace = "build/gpu0_kernels_java.pftrace";
+    System.out.println("# trace " + trace);
+    printRows(conn, "select perfetto_trace_file(?) from trace_events where kind = 'kernel' and device_id = 0", trace);
+
+    System.out.println("# nvtx forward");
+    printRows(conn, "select pid, count(*) as ranges, sum(kernels) as kernels, sum(gpu_busy_time) as gpu_busy_ns,"
+        + " sum(gpu_span) as gpu_span_ns from nvtx_kernel_ranges where name = ? group by pid order by pid", "forward");
+    conn.close();
   }
 }
