@@ -274,10 +274,10 @@ void step_row(sqlite3_context* ctx, Aggregate& agg, sqlite3_value* event) {
 int64_t integer_arg(sqlite3_value* v, const char* what, bool* is_null) {
   *is_null = sqlite3_value_type(v) == SQLITE_NULL;
   if (*is_null) return 0;
-  int type = sqlite3_value_numeric_type(v);
-  if (type == SQLITE_INTEGER) return sqlite3_value_int64(v);
-  if (type == SQLITE_FLOAT) {
-    double d = sqlite3_value_double(v);
+  FilterValue f = filter_value(v);  // numeric affinity, without converting the caller's value
+  if (f.numeric == FilterValue::Type::integer) return f.integer;
+  if (f.numeric == FilterValue::Type::real) {
+    double d = f.real;
     if (d == static_cast<double>(static_cast<int64_t>(d)) && d < 9.2e18 && d > -9.2e18)
       return static_cast<int64_t>(d);
   }

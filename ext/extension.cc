@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ext/connection_state.h"
+#include "ext/vtab_support.h"
 #include "src/model/profile_indexes.h"
 #include "src/sqlite/statement.h"
 
@@ -157,6 +158,13 @@ void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** arg
 // The settings: 'identifying_metadata' (0 or 1, default 0), 'progress' (0 or 1, default: 1 when stderr is a
 // terminal), 'threads' (1 to kMaxThreads, default: the cores available), 'wall_clock' (0 or 1, default 1)
 // and 'gpu_model' ('typed' or 'slices').
+// An option's value when it is an integer, or text that numeric affinity makes one ('4'); read without converting it.
+std::optional<int64_t> integer_value(sqlite3_value* v) {
+  FilterValue f = filter_value(v);
+  if (f.numeric != FilterValue::Type::integer) return std::nullopt;
+  return f.integer;
+}
+
 void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
   const unsigned char* text = sqlite3_value_text(argv[0]);
@@ -167,28 +175,28 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
                                                  : nullptr;
   if (name == "threads") {
     if (argc > 1) {
-      if (sqlite3_value_numeric_type(argv[1]) != SQLITE_INTEGER || sqlite3_value_int64(argv[1]) < 1 ||
-          sqlite3_value_int64(argv[1]) > kMaxThreads) {
+      std::optional<int64_t> threads = integer_value(argv[1]);
+      if (!threads || *threads < 1 || *threads > kMaxThreads) {
         sqlite3_result_error(
             ctx, fmt::format("nsystrace_option('threads', value): value must be an integer from 1 to {}", kMaxThreads)
                      .c_str(),
             -1);
         return;
       }
-      state->threads = static_cast<int>(sqlite3_value_int64(argv[1]));
+      state->threads = static_cast<int>(*threads);
     }
     sqlite3_result_int(ctx, state->threads);
     return;
   }
   if (name == "totals_memory_mb") {
     if (argc > 1) {
-      if (sqlite3_value_numeric_type(argv[1]) != SQLITE_INTEGER || sqlite3_value_int64(argv[1]) < 0 ||
-          sqlite3_value_int64(argv[1]) > (int64_t{1} << 30)) {
+      std::optional<int64_t> mb = integer_value(argv[1]);
+      if (!mb || *mb < 0 || *mb > (int64_t{1} << 30)) {
         sqlite3_result_error(ctx, "nsystrace_option('totals_memory_mb', value): value must be an integer from 0 to 2^30",
                              -1);
         return;
       }
-      state->totals_memory_mb = sqlite3_value_int64(argv[1]);
+      state->totals_memory_mb = *mb;
     }
     sqlite3_result_int64(ctx, state->totals_memory_mb);
     return;
@@ -223,12 +231,12 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     return;
   }
   if (argc > 1) {
-    if (sqlite3_value_numeric_type(argv[1]) != SQLITE_INTEGER ||
-        (sqlite3_value_int64(argv[1]) != 0 && sqlite3_value_int64(argv[1]) != 1)) {
+    std::optional<int64_t> flag = integer_value(argv[1]);
+    if (!flag || (*flag != 0 && *flag != 1)) {
       sqlite3_result_error(ctx, fmt::format("nsystrace_option('{}', value): value must be 0 or 1", name).c_str(), -1);
       return;
     }
-    *setting = sqlite3_value_int64(argv[1]) == 1;
+    *setting = *flag == 1;
   }
   sqlite3_result_int(ctx, *setting ? 1 : 0);
 }

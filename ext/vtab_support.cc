@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "src/sqlite/numeric_text.h"
+
 namespace nsystrace {
 
 namespace {
@@ -37,30 +39,37 @@ FilterValue::Type storage_type(int t) {
   }
 }
 
+}  // namespace
+
 FilterValue filter_value(sqlite3_value* v) {
   FilterValue f;
   f.type = storage_type(sqlite3_value_type(v));
-  if (f.type == FilterValue::Type::integer) {  // the launch join's ids: no copy, and its text as SQLite writes it
-    f.numeric = f.type;
-    f.integer = sqlite3_value_int64(v);
-    f.text = std::to_string(f.integer);
-    return f;
+  f.numeric = f.type;
+  switch (f.type) {
+    case FilterValue::Type::integer:  // the launch join's ids: its text as SQLite writes it
+      f.integer = sqlite3_value_int64(v);
+      f.text = std::to_string(f.integer);
+      return f;
+    case FilterValue::Type::real: f.real = sqlite3_value_double(v); break;
+    case FilterValue::Type::text: {
+      // Numeric affinity decided from the text (src/sqlite/numeric_text.h says why not sqlite3_value_numeric_type);
+      // a REAL's value from sqlite3_value_double, SQLite's own conversion, which leaves the value as it is.
+      f.text = std::string(text_of(v));
+      NumericText n = numeric_affinity(f.text);
+      if (n.kind == NumericText::Kind::integer) {
+        f.numeric = FilterValue::Type::integer;
+        f.integer = n.integer;
+      } else if (n.kind == NumericText::Kind::real) {
+        f.numeric = FilterValue::Type::real;
+        f.real = sqlite3_value_double(v);
+      }
+      return f;
+    }
+    default: break;  // NULL and BLOB: numeric affinity leaves them as they are
   }
-  // sqlite3_value_numeric_type converts a protected value in place; read it from a copy so the text stays as given.
-  sqlite3_value* copy = sqlite3_value_dup(v);
-  if (copy == nullptr) throw std::bad_alloc();
-  f.numeric = storage_type(sqlite3_value_numeric_type(copy));
-  if (f.numeric == FilterValue::Type::integer) f.integer = sqlite3_value_int64(copy);
-  if (f.numeric == FilterValue::Type::real) f.real = sqlite3_value_double(copy);
-  sqlite3_value_free(copy);
   f.text = std::string(text_of(v));
   return f;
 }
-
-// xFilter's argv, each entry as its value or the members of its IN list, read into `args` in place: a join's inner
-// scan is filtered once per outer row with mostly the same values, and a TEXT value equal to the one already in its
-// place (`kind = 'cuda_api'`) is kept as it is, without the copy and numeric conversion filter_value() makes.
-}  // namespace
 
 std::vector<OfferedConstraint> offered_constraints(sqlite3_index_info* info, std::optional<int64_t>* limit_value) {
   std::vector<OfferedConstraint> offered(info->nConstraint);
@@ -73,8 +82,10 @@ std::vector<OfferedConstraint> offered_constraints(sqlite3_index_info* info, std
     if (!o.usable) continue;
     if (o.op == OfferedConstraint::Op::limit) {
       sqlite3_value* n = nullptr;  // a literal LIMIT is known now; a bound one is not
-      if (sqlite3_vtab_rhs_value(info, i, &n) == SQLITE_OK && sqlite3_value_numeric_type(n) == SQLITE_INTEGER)
-        *limit_value = sqlite3_value_int64(n);
+      if (sqlite3_vtab_rhs_value(info, i, &n) == SQLITE_OK) {
+        FilterValue v = filter_value(n);  // read, not converted: the value is SQLite's, lent until we return
+        if (v.numeric == FilterValue::Type::integer) *limit_value = v.integer;
+      }
       continue;
     }
     if (o.op == OfferedConstraint::Op::offset) continue;
@@ -106,7 +117,7 @@ int hand_plan_to_sqlite(const ScanPlan& plan, sqlite3_index_info* info) {
 
 // xFilter's argv, each entry as its value or the members of its IN list, read into `args` in place: a join's inner
 // scan is filtered once per outer row with mostly the same values, and a TEXT value equal to the one already in its
-// place (`kind = 'cuda_api'`) is kept as it is, without the copy and numeric conversion filter_value() makes.
+// place (`kind = 'cuda_api'`) is kept as it is, without reading it again.
 void read_filter_arguments(std::vector<FilterArgument>& args, int argc, sqlite3_value** argv) {
   args.resize(static_cast<size_t>(argc));
   for (int i = 0; i < argc; ++i) {

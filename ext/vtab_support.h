@@ -163,6 +163,9 @@ TimelineScan& scan_with_args(TraceEventsCursor& cursor, ConnectionState& state);
 std::vector<OfferedConstraint> offered_constraints(sqlite3_index_info* info, std::optional<int64_t>* limit_value);
 // A plan's constraint usage, costs, idxNum and idxStr into `info`; an SQLite result code.
 int hand_plan_to_sqlite(const ScanPlan& plan, sqlite3_index_info* info);
+// A constraint's or a function argument's value with what numeric affinity makes of it, without converting the value
+// (it may be SQLite's constant, used again elsewhere in the statement).
+FilterValue filter_value(sqlite3_value* v);
 // xFilter's argv into `args`, in place (see vtab_support.cc).
 void read_filter_arguments(std::vector<FilterArgument>& args, int argc, sqlite3_value** argv);
 
