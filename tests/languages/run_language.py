@@ -98,6 +98,10 @@ def node():
         run([npm, "ci", "--no-audit", "--no-fund", "--build-from-source"], modules,
             {"npm_config_nodedir": nodedir, "npm_config_build_from_source": "true", "JOBS": "2"},
             "npm ci (better-sqlite3 from source)")
+        compiled = os.path.join(modules, "node_modules", "better-sqlite3", "build", "Release", "obj.target",
+                                "better_sqlite3", "src", "better_sqlite3.o")
+        if not os.path.exists(compiled):
+            fail("npm ci did not compile better-sqlite3 (a prebuilt binary?): no " + compiled)
         shutil.copy(lock, stamp)
     return [node_bin, os.path.join(example, "nsystrace_example.js")], \
         {"NODE_PATH": os.path.join(modules, "node_modules")}
@@ -239,7 +243,8 @@ expected = {
 }
 got = sections(printed)
 version = got.get("# sqlite_version", ["(not printed)"])
-print(f"languages.{lang}: the host's sqlite_version() is {version[0]} (the shell's: {shell('select sqlite_version()')[0]})")
+shell_version = shell("select sqlite_version()")[0]
+print(f"languages.{lang}: the host's sqlite_version() is {version[0]} (the shell's: {shell_version})")
 failures = 0
 if len(version) != 1:
     print(f"FAILED: '# sqlite_version' is one line: {version}")

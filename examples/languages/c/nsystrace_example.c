@@ -78,7 +78,8 @@ int main(void) {
 
   const char* trace = "build/gpu0_kernels_c.pftrace";
   printf("# trace %s\n", trace);
-  failed |= print_rows(db, prepare(db, "select perfetto_trace_file(?) from trace_events where kind = 'kernel' and device_id = 0", trace));
+  failed |= print_rows(db, prepare(db,
+      "select perfetto_trace_file(?) from trace_events where kind = 'kernel' and device_id = 0", trace));
 
   printf("# nvtx forward\n");
   failed |= print_rows(db, prepare(db,
