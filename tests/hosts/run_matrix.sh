@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The host-SQLite matrix (issue 47): a slice of the suite run in each SQLite of tests/hosts/sqlite_versions.txt,
+# with the tests already built in BUILD_DIR (no rebuild):
+#   run_matrix.sh BUILD_DIR
+# Environment: MATRIX_VERSIONS="3.54.1 ..." runs those only; MATRIX_SANITIZED=1 for a sanitizer build (its .so
+# cannot load into the uninstrumented host_shell: only the test binaries and the lifecycle test run); MATRIX_CACHE,
+# where the SQLites are built (BUILD_DIR/sqlite-hosts); MATRIX_SO, another nsystrace.so for host_shell and the
+# lifecycle test to load (e.g. an older build's, to see a bug in it; the gtest binaries load their own).
+#
+# How: each SQLite is built once as its own libsqlite3.so.0 (build_sqlites.sh, cached in BUILD_DIR/sqlite-hosts).
+# The test binaries link libsqlite3.so.0 dynamically, so with LD_LIBRARY_PATH at that directory they run on that
+# SQLite, the static build and the loaded .so alike (checked: the lifecycle test asserts sqlite3_libversion(), and
+# ldd must resolve each binary's libsqlite3.so.0 there). The SQL-level tests run through host_shell, built against
+# each version (Debian's shell refuses any libsqlite3 but its own). Per version, the slice:
+#   - the SQL-level tests (tests/sql/*.test.sql through run_sql_test.sh);
+#   - every recipe of sql/ on the bundled example: the same CSV as under the system's SQLite;
+#   - both trace forms (chrome_trace, perfetto_trace, and their file functions) of the example and of every fixture
+#     of tests/fixtures: the same bytes as under the system's SQLite;
+#   - unit_tests: the fixtures, both trace forms and their typed row pointers (the star and row forms), query shapes,
+#     bad input, interrupts; conformance_tests: the real exports' query grid, sampled, and their conversion checked
+#     completely (skipped, and said so, without ../shared); thread_tests: interrupts of the threaded writer and scan;
+#   - the lifecycle test (loaded twice, two host threads, closed with the connection).
+# Below the minimum (role "refused") loading must fail with an error naming both versions.
+# Ends with "matrix: N passed, N failed, N skipped" (each gtest test and each other check, per version; a skipped
+# test is not a pass); exit 1 when any failed.
+set -uo pipefail
+build=$(realpath "$1")
+src=$(cd "$(dirname "$0")/../.." && pwd)
+so=$build/nsystrace.so
+cache=$(realpath -m "${MATRIX_CACHE:-$build/sqlite-hosts}")
+so=${MATRIX_SO:-$so}
+sanitized=${MATRIX_SANITIZED:-0}
+"$src/tests/hosts/build_sqlites.sh" "$cache" || { echo "matrix: the host SQLites could not be built"; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0 skipped=0
+summary=()
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); version_failed=$((version_failed + 1)); echo "FAILED [SQLite $version]: $*"; }
+
+# The gtest slices. Filters name whole suites so that a new test in them joins the matrix.
+unit_slice='Fixture.*:CallColumns.*:ConnectionLifecycle.*:ChromeTrace.*:ChromeTraceTimes.*:QueryShapes.*'
+unit_slice+=':PerfettoTrace.*:PerfettoTraceFixtures.*:BadInput.*'
+conformance_slice='RealExportQueryGrid.*:RealExport.ConvertsCompletelyAndExactly/*:GpuModelOption.*'
+thread_slice='RowPipeline.AnInterrupt*:EventTotals.AnInterrupt*'
+
+run_gtest() {  # run_gtest LIBDIR BINARY FILTER: each test counts once: passed, failed or skipped (said why)
+  local libdir=$1 binary=$2 filter=$3 out=$tmp/gtest.out
+  [ -x "$build/tests/$binary" ] || { fail "$binary not built in $build/tests"; return; }
+  local resolved
+  resolved=$(LD_LIBRARY_PATH=$libdir ldd "$build/tests/$binary" | awk '$1 == "libsqlite3.so.0" { print $3 }')
+  [ "$resolved" = "$libdir/libsqlite3.so.0" ] || { fail "$binary loads $resolved, not $libdir/libsqlite3.so.0"; return; }
+  LD_LIBRARY_PATH=$libdir NSYSTRACE_GRID_STRIDE=8 "$build/tests/$binary" --gtest_brief=1 \
+    --gtest_filter="$filter" > "$out" 2>&1
+  local rc=$? ok no skips
+  ok=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$out")
+  no=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?, listed below.*/\1/p' "$out")
+  skips=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?, listed below.*/\1/p' "$out")
+  passed=$((passed + ${ok:-0})) skipped=$((skipped + ${skips:-0}))
+  echo "  $binary: ${ok:-0} passed, ${no:-0} failed, ${skips:-0} skipped"
+  if [ -n "$skips" ]; then  # why: the first skip's message
+    grep -m1 -B1 '^\[  SKIPPED \] [A-Za-z]' "$out" | head -1 | sed 's/^/    skipped: /'
+  fi
+  if [ $((${ok:-0} + ${no:-0} + ${skips:-0})) -eq 0 ]; then fail "$binary: no test matches '$filter'"; return; fi
+  if [ "$rc" -ne 0 ] || [ -z "$ok$skips" ]; then
+    fail "$binary --gtest_filter='$filter' (exit $rc):"
+    failed=$((failed + ${no:-1} - 1))
+    grep -E '^\[  FAILED  \] [A-Za-z]|Failure$|rror' "$out" | head -20
+    tail -3 "$out"
+  fi
+}
+
+# The references: the system's SQLite (the one the rest of the suite runs on), through host_shell built against it.
+gcc -O1 -o "$tmp/system_shell" "$src/tests/hosts/host_shell.c" -lsqlite3 || { echo "matrix: no system host_shell"; exit 1; }
+make_profiles() {  # make_profiles SHELL DIR: the example and every fixture of tests/fixtures, as databases
+  mkdir -p "$2"
+  "$1" "$2/example.sqlite" < "$src/examples/example_profile.sql" || return 1
+  for f in "$src"/tests/fixtures/*.sql; do "$1" "$2/$(basename "$f" .sql).sqlite" < "$f" || return 1; done
+}
+traces() {  # traces SHELL DIR OUT: both trace forms of every profile in DIR, and the recipes on the example, in OUT
+  local shell=$1 dir=$2 out=$3 p r
+  mkdir -p "$out"
+  for p in "$dir"/*.sqlite; do
+    local name
+    name=$(basename "$p" .sqlite)
+    # Fixtures that hold bad input on purpose may refuse: the error message is compared then.
+    "$shell" "file:$p?mode=ro" -cmd ".load ${so%.so}" \
+      "select chrome_trace(*) from trace_events" > "$out/$name.json" 2>&1
+    "$shell" "file:$p?mode=ro" -cmd ".load ${so%.so}" \
+      "select hex(perfetto_trace(*)) from trace_events where derived in (0, 1)" > "$out/$name.pftrace.hex" 2>&1
+    "$shell" "file:$p?mode=ro" -cmd ".load ${so%.so}" \
+      "select perfetto_trace_file('$out/$name.file.pftrace') from trace_events" > /dev/null 2>&1
+  done
+  for r in "$src"/sql/*.sql; do
+    "$shell" -csv "file:$dir/example.sqlite?mode=ro" -cmd ".load ${so%.so}" ".read $r" > "$out/$(basename "$r").csv" 2>&1
+  done
+}
+if [ "$sanitized" != 1 ]; then
+  make_profiles "$tmp/system_shell" "$tmp/system_profiles" || { echo "matrix: cannot make the profiles"; exit 1; }
+  traces "$tmp/system_shell" "$tmp/system_profiles" "$tmp/reference"
+fi
+
+while read -r version package integrity role; do
+  case "$version" in ''|'#'*) continue ;; esac
+  if [ -n "${MATRIX_VERSIONS:-}" ] && ! grep -qw -- "$version" <<<"$MATRIX_VERSIONS"; then continue; fi
+  lib=$cache/$version
+  version_failed=0
+  started=$SECONDS
+  echo "== SQLite $version (better-sqlite3@$package, $role)"
+  if [ "$sanitized" != 1 ]; then
+    actual=$("$lib/host_shell" :memory: .version 2>&1)
+    echo "  select sqlite_version(): $actual"
+    [ "$actual" = "$version" ] && pass || fail "host_shell runs on SQLite $actual"
+  fi
+  if [ "$role" = refused ]; then
+    if [ "$sanitized" = 1 ]; then continue; fi
+    if message=$("$lib/host_shell" :memory: -cmd ".load ${so%.so}" "select 1" 2>&1); then
+      fail "the extension loaded into SQLite $version, below the minimum"
+    elif grep -q "3\.38" <<<"$message" && grep -qF "$version" <<<"$message"; then
+      echo "  refused: $message"; pass
+    else
+      fail "the refusal does not name both versions: $message"
+    fi
+    summary+=("$(printf '%-8s %-9s %s' "$version" refused "$([ $version_failed -eq 0 ] && echo ok || echo FAILED)")")
+    continue
+  fi
+
+  if [ "$sanitized" != 1 ]; then
+    for t in "$src"/tests/sql/*.test.sql; do
+      if out=$(bash "$src/tests/sql/run_sql_test.sh" "$lib/host_shell" "$so" "$src" "$t" 2>&1); then pass
+      else fail "$(basename "$t"):"; echo "$out" | head -20; fi
+    done
+    make_profiles "$lib/host_shell" "$tmp/$version/profiles" || fail "cannot make the profiles"
+    traces "$lib/host_shell" "$tmp/$version/profiles" "$tmp/$version/out"
+    differ=$(diff -rq "$tmp/reference" "$tmp/$version/out" | sed "s|$tmp/||g")
+    if [ -z "$differ" ]; then
+      echo "  traces and recipes: $(ls "$tmp/reference" | wc -l) outputs, the same bytes as under SQLite $(sqlite3 --version | cut -d' ' -f1)"
+      pass
+    else
+      fail "outputs that differ from the system SQLite's:"; echo "$differ" | head -10
+      diff -r "$tmp/reference" "$tmp/$version/out" | head -c 1500; echo
+    fi
+    rm -rf "${tmp:?}/$version"
+  fi
+  run_gtest "$lib" unit_tests "$unit_slice"
+  run_gtest "$lib" conformance_tests "$conformance_slice"
+  run_gtest "$lib" thread_tests "$thread_slice"
+  if out=$(LD_LIBRARY_PATH=$lib NSYSTRACE_EXPECT_SQLITE=$version "$build/tests/host_lifecycle_test" "$so" "$src" 2>&1)
+  then pass; echo "  $(tail -1 <<<"$out")"
+  else fail "host_lifecycle_test:"; echo "$out" | tail -30; fi
+  summary+=("$(printf '%-8s %-9s %-6s %4d s' "$version" "$role" \
+    "$([ $version_failed -eq 0 ] && echo ok || echo FAILED)" $((SECONDS - started)))")
+done < "$src/tests/hosts/sqlite_versions.txt"
+
+echo "== host SQLites"
+printf '%s\n' "${summary[@]}"
+echo "matrix: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
