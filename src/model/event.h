@@ -55,6 +55,10 @@ constexpr int64_t kGpuIdMask = (int64_t{1} << 23) - 1;
 constexpr int64_t kGpuMetricsPidBase = kGpuPidBase + (int64_t{1} << 23);
 inline int64_t gpu_pid(int64_t device_id) { return kGpuPidBase + (device_id & kGpuIdMask); }
 inline int64_t gpu_metrics_pid(int64_t type_id) { return kGpuMetricsPidBase + (type_id & kGpuIdMask); }
+// The CUDA device a metrics source (GPU_METRICS.typeId) samples. No column of the export says it; NVIDIA's recipes read
+// it as the low byte of typeId (nsys_recipe gpu_metric_util_map: "typeId & 0xFF AS gpu"), and nsys 2025.3's H200
+// export confirms it for GPU 0 (typeId 2^48 + 2^32 sampled GPU 0: docs/gpu-model.md).
+constexpr int64_t gpu_metrics_device(int64_t type_id) { return type_id & 0xFF; }
 
 // One report (database schema: "main" or an ATTACHed one) of a scan.
 struct ReportContext {

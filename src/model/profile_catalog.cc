@@ -1,8 +1,11 @@
 #include "src/model/profile_catalog.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <climits>
 
+#include "src/model/event.h"
 #include "src/model/export_model.h"
 #include "src/sqlite/statement.h"
 
@@ -60,6 +63,12 @@ std::shared_ptr<ProfileCatalog> ProfileCatalog::load(sqlite3* db, const std::str
   c->load_labels(db, "ENUM_CUDA_MEM_KIND", "id", "label", c->memory_kinds_);
   c->load_labels(db, "ENUM_CUPTI_SYNC_TYPE", "id", "label", c->sync_types_);
   c->load_labels(db, "TARGET_INFO_GPU_METRICS", "typeId", "typeName", c->gpu_metric_types_);
+  for (auto& [type_id, name] : c->gpu_metric_types_)  // nsys 2025.3 leaves typeName empty: named by the GPU sampled
+    if (name.empty()) {
+      const int64_t gpu = gpu_metrics_device(type_id);
+      const std::string* gpu_name = c->gpu_name(gpu);
+      name = gpu_name ? fmt::format("GPU {} ({})", gpu, *gpu_name) : fmt::format("GPU {}", gpu);
+    }
   c->load_labels(db, "ENUM_SAMPLING_THREAD_STATE", "id", "label", c->thread_states_);
   c->load_export_metadata(db);
   return c;

@@ -9,6 +9,7 @@
 
 #include "src/readers/callchains.h"
 #include "src/readers/chrome_colors.h"
+#include "src/readers/gpu_metrics_source.h"
 #include "src/writers/json_writer.h"
 
 namespace nsystrace {
@@ -1286,57 +1287,6 @@ class MpiSource final : public EventSource {
  private:
   SelectBuilder b_;
   int global_tid_, text_id_, params_[7];
-  std::string name_scratch_;
-};
-
-// Sampled GPU counters (GPU_METRICS: timestamp, typeId, metricId, value), named by TARGET_INFO_GPU_METRICS
-// (typeId, metricId -> metricName; typeId -> typeName): one counter sample (Chrome "C" event) per row.
-class GpuMetricSource final : public EventSource {
- public:
-  GpuMetricSource(sqlite3* db, const ProfileCatalog& catalog, const TableInfo& t, const ScanFilter& f,
-                  const ReportContext& r)
-      : EventSource(db, catalog, r), b_(t) {
-    time_columns_first(b_, Kind::gpu_metric);
-    type_ = b_.column("typeId");
-    metric_ = b_.column("metricId");
-    value_ = b_.column("value");
-    if (const TableInfo* names = catalog.schema().table("TARGET_INFO_GPU_METRICS");
-        names && names->has("typeId") && names->has("metricId") && names->has("metricName")) {
-      Statement s(db, "SELECT typeId, metricId, metricName FROM " + catalog.schema().qualified("TARGET_INFO_GPU_METRICS"));
-      while (s.step())
-        if (!s.is_null(0) && !s.is_null(1)) names_[{s.int64(0), s.int64(1)}] = std::string(s.text(2));
-    }
-    event_.kind = Kind::gpu_metric;
-    event_.placement = Placement::gpu_metrics;
-    event_.instant = true;
-    event_.has_global_id = false;
-    prepare(t, b_.select_list(), f, shape_of(Kind::gpu_metric));  // counters of a GPU: no process
-  }
-  Kind kind() const override { return Kind::gpu_metric; }
-  bool read_row() override {
-    read_interval(true);
-    event_.dur = 0;
-    int64_t type = stmt_.int64(type_);
-    int64_t metric = stmt_.int64(metric_);
-    event_.device_id = type;  // the metrics source: placed on its own process (see TrackLayout)
-    auto it = names_.find({type, metric});
-    if (it != names_.end()) {
-      event_.name = it->second;
-    } else {
-      name_scratch_ = fmt::format("metric {}", metric);
-      event_.name = name_scratch_;
-    }
-    return true;
-  }
-  void write_args(ArgsSink& o) const override {
-    if (stmt_.type(value_) == SQLITE_INTEGER) o.integer("value", stmt_.int64(value_));
-    else if (!stmt_.is_null(value_)) o.real("value", stmt_.real(value_));
-  }
-
- private:
-  SelectBuilder b_;
-  int type_, metric_, value_;
-  std::map<std::pair<int64_t, int64_t>, std::string> names_;
   std::string name_scratch_;
 };
 

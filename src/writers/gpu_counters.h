@@ -5,12 +5,11 @@
 #include <cstdint>
 #include <string_view>
 
+#include "src/model/event.h"
+
 namespace nsystrace {
 
-// The device a metrics source (GPU_METRICS.typeId) samples. The export has no column that says it
-// (TARGET_INFO_GPU_METRICS: typeId, sourceId, typeName, metricId, metricName); NVIDIA's own recipes read the GPU as
-// the low byte of typeId (nsys_recipe gpu_metric_util_map: "typeId & 0xFF AS gpu"), which is what is done here.
-constexpr int64_t gpu_metrics_device(int64_t type_id) { return type_id & 0xFF; }
+// The device a metrics source samples: gpu_metrics_device(), src/model/event.h.
 
 // A metric's unit, from its name: nsys names metrics "<what> [<unit>]" ("SM Active [Throughput %]", "GPC Clock
 // Frequency [MHz]"); older names carry none ("SMs Active"). `perfetto` is Perfetto's GpuCounterDescriptor.MeasureUnit
