@@ -134,5 +134,27 @@ if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${
 reading_call_columns='cuda_kern_exec_sum|launch_stats|launch_latency|queue_depth|expert_findings|gpu_idle'
 if ! ONLY=$reading_call_columns "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" \
     "$tmp/launch_twins.sqlite"; then failed=$((failed + 1)); fi
+# sql/gpu_metrics_busy.sql on the export with GPU metrics (../shared/fixtures/large, kept apart from the real exports
+# every recipe runs on), when present: every row equals its plain-SQL reference over the export's tables
+# (gpu_metrics_busy_plain.sql: the integers exactly, the means within 1e-9 of each other, relatively), and each NVTX
+# range's busy time is its nvtx_kernel_ranges.gpu_busy_time (its work is on one GPU there).
+large=$src/../shared/fixtures/large/h200_nccl_1rank_gpu_metrics.sqlite
+if [ -f "$large" ]; then
+  "$sqlite3_bin" "file:$large?mode=ro" -cmd ".load $so" ".read $src/sql/gpu_metrics_busy.sql" > "$tmp/busy.recipe"
+  "$sqlite3_bin" "file:$large?mode=ro" < "$src/tests/sql/gpu_metrics_busy_plain.sql" > "$tmp/busy.plain"
+  "$sqlite3_bin" "file:$large?mode=ro" -cmd ".load $so" "select rowid, gpu_busy_time from nvtx_kernel_ranges" \
+    > "$tmp/busy.ranges"
+  if [ -s "$tmp/busy.plain" ] && awk -F'|' 'NR == FNR { want[FNR] = $0; n = FNR; next }
+      { split(want[FNR], w, "|"); for (i = 1; i <= 7; ++i) if ($i != w[i]) exit 1
+        if (($8 == "") != (w[8] == "")) exit 1
+        if ($8 != "" && ($8 - w[8]) ^ 2 > (1e-9 * w[8]) ^ 2) exit 1; m = FNR }
+      END { exit m == n ? 0 : 1 }' "$tmp/busy.plain" "$tmp/busy.recipe" &&
+    awk -F'|' 'NR == FNR { busy[$1] = $2; next } $1 == "nvtx" { seen[$2] = 1; if (busy[$2] != $6) exit 1 }
+      END { for (r in busy) if (!(r in seen)) exit 1 }' "$tmp/busy.ranges" "$tmp/busy.recipe"
+  then passed=$((passed + 1)); else echo "FAILED: gpu_metrics_busy.sql against its plain SQL on $(basename "$large")"
+    diff "$tmp/busy.plain" "$tmp/busy.recipe" | head -6; failed=$((failed + 1)); fi
+else
+  echo "check_recipes: ../shared/fixtures/large absent: gpu_metrics_busy.sql NOT checked against plain SQL"
+fi
 echo "check_recipes: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
