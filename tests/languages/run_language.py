@@ -16,6 +16,7 @@ import filecmp
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -48,8 +49,13 @@ def run(cmd, cwd, env=None, what=None):
     r = subprocess.run(cmd, cwd=cwd, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True)
     if r.returncode != 0:
-        fail(f"{what or ' '.join(cmd)} exited {r.returncode}:\n{r.stdout[-4000:]}")
+        fail(f"{what or ' '.join(cmd)} {exit_status(r.returncode)}:\n{r.stdout[-4000:]}")
     return r.stdout
+
+
+def exit_status(code):
+    """'exited 1', or 'was killed by SIGSEGV' (a crash in the extension shows as a signal)."""
+    return f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited {code}"
 
 
 def need(program, packages):
@@ -195,7 +201,7 @@ if r.returncode != 0:
     if lang in MISSING_BINDING and MISSING_BINDING[lang][0] in r.stderr:
         skip(f"its SQLite binding is not installed ({r.stderr.strip().splitlines()[0]}); "
              + install_hint.format(MISSING_BINDING[lang][1]))
-    fail(f"the {lang} example exited {r.returncode}:\n{r.stdout[-2000:]}{r.stderr[-4000:]}")
+    fail(f"the {lang} example {exit_status(r.returncode)}:\n{r.stdout[-2000:]}{r.stderr[-4000:]}")
 printed = r.stdout
 
 
