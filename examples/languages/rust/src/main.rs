@@ -39,7 +39,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("# sqlite_version");
     print_rows(&conn, "select sqlite_version()", [])?;
     println!("# kinds");
-    print_rows(&conn, "select kind, count(*) from trace_events group by kind order by kind", [])?;
+    print_rows(
+        &conn,
+        "select kind, count(*) from trace_events group by kind order by kind",
+        [],
+    )?;
 
     println!("# top_kernels");
     let top_kernels = std::fs::read_to_string("sql/top_kernels.sql")?;
@@ -47,7 +51,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let trace = "build/gpu0_kernels_rust.pftrace";
     println!("# trace {}", trace);
-    print_rows(&conn, "select perfetto_trace_file(?) from trace_events where kind = 'kernel' and device_id = 0", [trace])?;
+    print_rows(
+        &conn,
+        "select perfetto_trace_file(?) from trace_events where kind = 'kernel' and device_id = 0",
+        [trace],
+    )?;
 
     println!("# nvtx forward");
     print_rows(
