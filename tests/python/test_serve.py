@@ -1,24 +1,32 @@
 """`nsystrace serve`, as a user meets it: the page in headless Chromium (Debian's chromium package) shows the same
 numbers as the recipes, a conversion started from the page downloads a trace Perfetto's importer takes whole, and
-nothing but the profiles given is served.
+nothing but the profiles given is served. Then, on every real export (../shared/fixtures/real), the page as it
+starts converts what the command converts by default: it offers every kind the command writes, the NVTX GPU
+projection (nvtx_kernel) among them, checked, and the two traces hold the same slices per category in Perfetto's
+importer; with nvtx_kernel unticked, the page's trace holds none of it and the rest unchanged.
 
-  test_serve.py SOURCE_DIR SCRATCH_DIR      (exit 77: chromium is not installed)
+  test_serve.py SOURCE_DIR SCRATCH_DIR      (exit 77: chromium is not installed, or ../shared is absent: then the
+                                             real exports are not tested, and it says so)
 """
+import concurrent.futures
+import csv
+import filecmp
 import html.parser
+import io
 import json
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
 import urllib.error
 import urllib.request
+from browser import Browser, find_chromium  # tests/python/browser.py, beside this script
 from checks import check, failures  # tests/python/checks.py, beside this script
 
 src, tmp = sys.argv[1], sys.argv[2]
 bin_dir = os.path.dirname(sys.executable)
-chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+chromium = find_chromium()
 if chromium is None:
     print("skipped: chromium is not installed (apt-get install chromium); the serve page is not tested")
     sys.exit(77)
@@ -87,7 +95,12 @@ try:
     kinds = [[k, str(n)] for k, n in sqlite3.connect(profile).execute(
         "select 'kernel', count(*) from CUPTI_ACTIVITY_KIND_KERNEL union all "
         "select 'memcpy', count(*) from CUPTI_ACTIVITY_KIND_MEMCPY")]
-    check("the page's event counts are the profile's", all(k in body("kinds") for k in kinds), str(body("kinds")))
+    projected = subprocess.run(["sqlite3", profile, "-cmd", f".load {so}",
+                                "select count(*) from trace_events where derived = 1"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    kinds.append(["nvtx_kernel", projected])
+    check("the page's event counts are the profile's, the NVTX GPU projection's among them",
+          all(k in body("kinds") for k in kinds), f"{body('kinds')} vs {kinds}")
 
     link = re.search(r'<a id="download" href="([^"]+)"', dom)
     check("a conversion from the page gives a download link", link is not None, dom[-500:])
@@ -123,5 +136,131 @@ finally:
     server.terminate()
     server.wait(timeout=10)
 
+
+# The page as it starts, against the command's default, on every real export.
+shared = os.path.join(os.path.dirname(os.path.abspath(src)), "shared")
+fixtures = os.path.join(shared, "fixtures", "real")
+exports = sorted(os.path.join(fixtures, n) for n in os.listdir(fixtures) if n.endswith(".sqlite")) \
+    if os.path.isdir(fixtures) else []
+importer = os.path.join(shared, "tools", "perfetto", "trace-processor")
+# Slices per category as Perfetto's importer sees them: the GPU work in Perfetto's GPU model is gpu_slice rows,
+# whose kind is their "description" arg; the others carry their category. And the counter values, all tracks.
+PER_CATEGORY = ("select coalesce(category, extract_arg(arg_set_id, 'description')) as category, count(*) as slices, "
+                "sum(dur) as total_dur from slice group by 1 union all "
+                "select '(counter values)', count(*), null from counter order by 1")
+
+
+def per_category(trace):
+    """{category: [slices, total dur]} of the trace, read by Perfetto's trace processor."""
+    done = subprocess.run([importer, "query", trace, PER_CATEGORY], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"trace processor failed on {trace}: {done.stderr[-2000:]}")
+    table = done.stdout[done.stdout.index('"'):] if '"' in done.stdout else ""
+    return {row[0]: row[1:] for row in list(csv.reader(io.StringIO(table)))[1:]}
+
+
+def summary_kinds(stdout):
+    """The kinds the command's summary says it wrote: `events: N (kind n, kind n, ...)`."""
+    m = re.search(r"events: \d+ \((.*)\)", stdout)
+    return [item.split(" ")[0] for item in m.group(1).split(", ")] if m else None
+
+
+skipped = None
+if not exports or not os.access(importer, os.X_OK):
+    skipped = (f"{fixtures} or {importer} is absent: the page's default conversion "
+               "is not compared with the command's on the real exports")
+else:
+    work = os.path.join(tmp, "serve_real")
+    os.makedirs(work, exist_ok=True)
+    server = subprocess.Popen([os.path.join(bin_dir, "nsystrace"), "serve", *exports, "--port", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    browser = None
+    # Perfetto's importer reads the traces on a second core while the page converts the next export.
+    reading = concurrent.futures.ThreadPoolExecutor(max_workers=2)
+    try:
+        m = re.search(r"http://127\.0\.0\.1:(\d+)/", server.stdout.readline())
+        check(f"serve takes all {len(exports)} real exports at once", m is not None, server.stderr.read()
+              if m is None else "")
+        base = f"http://127.0.0.1:{m.group(1)}" if m else ""
+        browser = Browser() if m else None
+        if browser:
+            browser.call("Page.navigate", url=base + "/")
+            check("the page lists every real export", browser.wait_for(
+                f"document.getElementById('profile').options.length === {len(exports)}"))
+
+        def page_conversion(number, name, untick=()):
+            """The page shows profile `number`; the kinds in untick are unticked, the form submitted with the
+            Convert button as a user does, and the trace downloaded. Returns (the kinds offered, as
+            [kind, checked], the trace's path or None, the page's error)."""
+            browser.evaluate(f"(() => {{ const s = document.getElementById('profile'); if (s.value !== '{number}') "
+                             f"{{ s.value = '{number}'; s.dispatchEvent(new Event('change')); }} }})()")
+            if not browser.wait_for(f"document.getElementById('convert').dataset.profile === '{number}'"):
+                return None, None, browser.evaluate("document.getElementById('error').textContent") or "no form"
+            offered = browser.evaluate("Array.from(document.querySelectorAll('#kind-boxes input'))"
+                                       ".map((b) => [b.value, b.checked])")
+            browser.evaluate("(() => { document.getElementById('result').replaceChildren(); "
+                             f"for (const b of document.querySelectorAll('#kind-boxes input')) "
+                             f"if ({json.dumps(list(untick))}.includes(b.value)) b.checked = false; "
+                             "document.querySelector('#convert button[type=submit]').click(); })()")
+            browser.wait_for("!!document.getElementById('download') || !!document.getElementById('error').textContent",
+                             seconds=120)
+            href = browser.evaluate("document.getElementById('download') && "
+                                    "document.getElementById('download').getAttribute('href')")
+            if not href:
+                return offered, None, browser.evaluate("document.getElementById('error').textContent")
+            path = os.path.join(work, f"page_{name}{'_unticked' if untick else ''}.pftrace")
+            with urllib.request.urlopen(base + href, timeout=60) as r, open(path, "wb") as f:
+                f.write(r.read())
+            return offered, path, ""
+
+        compared = []  # (export, the page's trace, the command's, the page's without the projection, kinds written)
+        for number, export in enumerate(exports if browser else []):
+            name = os.path.basename(export)[:-len(".sqlite")]
+            offered, page_trace, error = page_conversion(number, name)
+            command_trace = os.path.join(work, f"command_{name}.pftrace")
+            r = subprocess.run([os.path.join(bin_dir, "nsystrace"), export, "-o", command_trace, "--no-progress"],
+                               capture_output=True, text=True)
+            written = summary_kinds(r.stdout)
+            check(f"{name}: the command converts it", r.returncode == 0 and written is not None, r.stderr[-300:])
+            check(f"{name}: the page offers every kind the command writes, each checked",
+                  offered is not None and offered == [[k, True] for k in sorted(written or [])],
+                  f"{offered} vs {written}")
+            check(f"{name}: the page's default conversion writes a trace", page_trace is not None, error)
+            unticked = None
+            if "nvtx_kernel" in (written or []):
+                _, unticked, error = page_conversion(number, name, untick=["nvtx_kernel"])
+                check(f"{name}: with nvtx_kernel unticked, the page writes a trace", unticked is not None, error)
+            if page_trace and r.returncode == 0:
+                page_read = reading.submit(per_category, page_trace)
+                # The same bytes hold the same slices: the importer reads the command's trace only when they differ
+                # (the trace's metadata may, e.g. rows skipped by a reader the page's kinds did not open).
+                command_read = page_read if filecmp.cmp(page_trace, command_trace, shallow=False) else \
+                    reading.submit(per_category, command_trace)
+                compared.append((name, [page_read, command_read,
+                                        reading.submit(per_category, unticked) if unticked else None]))
+        for name, (page_read, command_read, unticked_read) in compared:
+            page_slices, command_slices = page_read.result(), command_read.result()
+            differing = {c: (page_slices.get(c), command_slices.get(c)) for c in set(page_slices) | set(command_slices)
+                         if page_slices.get(c) != command_slices.get(c)}
+            check(f"{name}: the page's default trace holds the command's slices per category "
+                  f"({', '.join(f'{c} {n[0]}' for c, n in sorted(command_slices.items()))})",
+                  command_slices and not differing, f"differing (page, command): {differing}")
+            if unticked_read:
+                without = unticked_read.result()
+                expected = {c: n for c, n in command_slices.items() if c != "nvtx_kernel"}
+                check(f"{name}: nvtx_kernel unticked, the page's trace holds none of it and the rest unchanged",
+                      "nvtx_kernel" in command_slices and without == expected,
+                      f"{without} vs {expected}")
+    finally:
+        reading.shutdown(wait=True)
+        if browser:
+            browser.close()
+        server.terminate()
+        server.wait(timeout=10)
+
 print(f"test_serve: {len(failures)} failed")
-sys.exit(1 if failures else 0)
+if failures:
+    sys.exit(1)
+if skipped:
+    print(f"skipped: {skipped}")
+    sys.exit(77)

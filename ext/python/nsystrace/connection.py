@@ -46,8 +46,9 @@ def what_it_starts_like(head):
     return "its first bytes are not SQLite's header"
 
 
-def check_profiles(paths):
-    """Each path exists, is named once and is an SQLite database (or a .nsys-rep report): else a Failure naming it."""
+def check_profiles(paths, one_timeline=True):
+    """Each path exists, is named once and is an SQLite database (or a .nsys-rep report): else a Failure naming it.
+    one_timeline: they are to be opened together, so at most MAX_PROFILES (the page opens each on its own)."""
     seen = {}
     for path in paths:
         if not os.path.exists(path):
@@ -70,7 +71,7 @@ def check_profiles(paths):
                           "SQLite export of a profile: `nsys export --type sqlite --output prof.sqlite "
                           "report.nsys-rep` (an .nsys-rep report renamed .sqlite is not one; name it .nsys-rep and "
                           "nsystrace runs nsys export itself when nsys is on PATH)")
-    if len(paths) > MAX_PROFILES:
+    if one_timeline and len(paths) > MAX_PROFILES:
         raise Failure(f"{len(paths)} reports: SQLite puts at most {MAX_PROFILES} on one timeline (one connection "
                       "attaches at most 10 besides the first). Write the job's archive instead, one trace per report: "
                       "`nsystrace rank*.sqlite -o job.tar`; or give at most 11 reports")

@@ -17,7 +17,7 @@ def add_arguments(p):
 
 
 def run(args):
-    check_profiles(args.profiles)
+    check_profiles(args.profiles, one_timeline=False)  # each profile is opened, and converted, on its own
     for path in args.profiles:
         if is_report(path):
             raise Failure(f"{path} is an Nsight Systems report: the page takes SQLite exports (`nsys export --type "

@@ -308,7 +308,10 @@ class Site:
     def summary(self, query):
         db = Connection([self.profile(query)])
         out = {}
-        for key, sql in (("kinds", "select kind, count(*) as events from trace_events group by kind order by kind"),
+        # Every kind a conversion can write, the NVTX GPU projection (nvtx_kernel, derived rows) included: the page
+        # offers each as a box, checked, so that its default conversion is the command's.
+        for key, sql in (("kinds", "select kind, count(*) as events from trace_events where derived in (0, 1) "
+                                   "group by kind order by kind"),
                          ("gpus", "select device_id as gpu, count(*) as events from trace_events "
                                   "where device_id is not null group by 1 order by 1"),
                          ("processes", "select pid, max(process_name) as process, count(*) as events "
@@ -344,7 +347,9 @@ class Site:
         return out
 
     def options(self, query, output):
-        """The page's choices as the command's options (the same defaults: every kind, the GPU projection)."""
+        """The page's choices as the command's options. The page sends the kinds checked, nvtx_kernel (the GPU
+        projection) among them as the command's --kinds takes it; every box checked, its default, is the command's
+        default: every kind, the GPU projection."""
         options = conversion.Options(profiles=[self.profile(query)], output=output, progress=True)
         if query.get("kinds", [""])[0]:
             options.kinds = query["kinds"][0]
