@@ -77,7 +77,8 @@ std::map<std::string, MetricScale, std::less<>> metric_scales_from_config(std::s
   auto value_after = [](std::string_view line, std::string_view key) -> std::optional<std::string_view> {
     if (line.substr(0, key.size()) != key) return std::nullopt;
     std::string_view v = line.substr(key.size());
-    if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front()) v = v.substr(1, v.size() - 2);
+    if (v.size() >= 2 && (v.front() == '\'' || v.front() == '"') && v.back() == v.front())
+      v = v.substr(1, v.size() - 2);
     return v;
   };
   auto finish_item = [&] {  // the sub-metric item read so far, with its multiplier (1 without one)
@@ -168,7 +169,8 @@ GpuMetricSource::GpuMetricSource(sqlite3* db, const ProfileCatalog& catalog, con
   if (const TableInfo* names = catalog.schema().table("TARGET_INFO_GPU_METRICS");
       names && names->has("typeId") && names->has("metricId") && names->has("metricName")) {
     const auto from_config = scales_in_export(db, catalog);
-    Statement s(db, "SELECT typeId, metricId, metricName FROM " + catalog.schema().qualified("TARGET_INFO_GPU_METRICS"));
+    Statement s(db,
+                "SELECT typeId, metricId, metricName FROM " + catalog.schema().qualified("TARGET_INFO_GPU_METRICS"));
     while (s.step())
       if (!s.is_null(0) && !s.is_null(1)) {
         std::string name(s.text(2));

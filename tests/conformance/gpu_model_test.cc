@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "src/readers/gpu_metrics_source.h"
 #include "tests/support/mini_json.h"
 #include "tests/support/test_db.h"
 
@@ -424,6 +425,77 @@ TEST(GpuModelOption, SlicesWritesNoGpuSliceAndBadValuesAreRefused) {
   const std::string kinds = "select cast(count(*) as text) from slice where category in ('kernel', 'memcpy', 'memset')";
   EXPECT_EQ(tp_lines(tools, slices, kinds), std::vector<std::string>{std::to_string(gpu_work)});
   EXPECT_EQ(tp_lines(tools, typed, kinds), std::vector<std::string>{"0"});
+}
+
+// What a GPU metric's stored value is multiplied by (src/readers/gpu_metrics_source.h): NVIDIA's metric set
+// definition as nsys records it in an export's StringIds (the layout of the H200 export's GpuMetrics/gh100.config,
+// cut down), and the rule without one.
+TEST(GpuMetricScale, MultipliersOfTheMetricSetDefinitionExactly) {
+  using nsystrace::MetricScale;
+  auto same = [](std::optional<MetricScale> s, int64_t num, int64_t den) {
+    return s && s->num == num && s->den == den;
+  };
+  EXPECT_TRUE(same(nsystrace::parse_decimal_scale("1.0e-06"), 1, 1000000));
+  EXPECT_TRUE(same(nsystrace::parse_decimal_scale("0.5"), 1, 2));
+  EXPECT_TRUE(same(nsystrace::parse_decimal_scale(" 2 "), 2, 1));
+  EXPECT_TRUE(same(nsystrace::parse_decimal_scale("1.5E+3"), 1500, 1));
+  for (const char* bad : {"", "abc", "0", "0.0", "1e-30", "1e", "1.0e-06x", "--1"})
+    EXPECT_FALSE(nsystrace::parse_decimal_scale(bad)) << bad;
+  EXPECT_EQ(MetricScale({1, 1000000}).apply(int64_t{345003750}), 345003750 / 1e6);  // what SQL's value / 1e6 gives
+  EXPECT_EQ(MetricScale({1, 2}).apply(int64_t{4892354}), 2446177.0);
+
+  const char* config = R"(# NOTE: a comment
+version: 5
+metricSets:
+- alias: gh100
+  displayRows:
+  - name: GPC Clock Frequency
+    type: overlay
+    metrics:
+    - GPC Clock Frequency
+  metrics:
+  - name: GPC Clock Frequency
+    id: gpc__cycles_elapsed
+    description: The frequency of the GPC graphics clock. In NVIDIA GPU Specs this
+      is the Boost Clock and Base Clock.
+    subMetrics:
+    - name: MHz
+      suffix: .avg.per_second
+      multiplier: 1.0e-06
+  - name: GR Active
+    id: gr__cycles_active
+    subMetrics:
+    - name: Throughput %
+      suffix: .sum.pct_of_peak_sustained_elapsed
+  - name: Compute Warps in Flight
+    id: TPC.TriageCompute.tpc__warps_active_shader_cs_realtime
+    subMetrics:
+    - name: Throughput %
+      suffix: .avg.pct_of_peak_sustained_elapsed
+    - name: Avg
+      suffix: .avg
+      multiplier: 0.5
+    color: '#FFD179'
+- alias: other
+  metrics:
+  - name: GR Active
+    subMetrics:
+    - name: Throughput %
+      multiplier: 2
+)";
+  auto scales = nsystrace::metric_scales_from_config(config);
+  std::vector<std::string> names;
+  for (const auto& [name, scale] : scales)
+    names.push_back(name + " " + std::to_string(scale.num) + "/" + std::to_string(scale.den));
+  // GR Active's two sets disagree: left out (its values stay as stored).
+  EXPECT_EQ(names, (std::vector<std::string>{"Compute Warps in Flight [Avg] 1/2",
+                                             "Compute Warps in Flight [Throughput %] 1/1",
+                                             "GPC Clock Frequency [MHz] 1/1000000"}));
+  EXPECT_TRUE(nsystrace::metric_scale("GR Active [Throughput %]", scales).identity());
+  const std::map<std::string, MetricScale, std::less<>> none;
+  EXPECT_EQ(nsystrace::metric_scale("SYS Clock Frequency [MHz]", none).den, 1000000);  // clocks are stored in Hz
+  EXPECT_TRUE(nsystrace::metric_scale("Compute Warps in Flight [Avg]", none).identity());
+  EXPECT_TRUE(nsystrace::metric_scale("SMs Active", none).identity());
 }
 
 }  // namespace

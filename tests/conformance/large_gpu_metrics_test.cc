@@ -120,7 +120,8 @@ class LargeGpuMetrics : public ::testing::TestWithParam<std::string> {
 // process named after the GPU; the samples before the session start (negative times) included.
 TEST_P(LargeGpuMetrics, EveryMetricInItsUnitInTraceEvents) {
   testdb::Db db(path_, /*load_shared_object=*/true);
-  EXPECT_EQ(db.integer("select count(*) from TARGET_INFO_GPU_METRICS where typeName = ''"), 22) << "the export changed?";
+  EXPECT_EQ(db.integer("select count(*) from TARGET_INFO_GPU_METRICS where typeName = ''"), 22)
+      << "the export changed?";
   // (No unit on this side: trace_events has no unit column; the names carry it.)
   std::vector<std::string> expected = expected_per_metric(db, where("g.timestamp"), "''");
   EXPECT_EQ(expected.size(), 22u);
