@@ -104,6 +104,44 @@ check("a closed pipe on stdout ends quietly (141), without a traceback", p.retur
       "Traceback" not in err and "Error" not in err, f"{p.returncode} {err}")
 os.unlink(out) if os.path.exists(out) else None
 
+# Every entry point, at every stage (argparse's --help, --version and usage errors, the summary, the page's server
+# start-up, the page's conversion process), on a closed pipe: quiet, 141. The reader has closed before the command
+# starts, so the pipe is closed whenever it writes.
+from nsystrace.cli import SUBCOMMANDS  # noqa: E402
+
+python_m = [sys.executable, "-m"]
+entry_points = [("--help", [command, "--help"]), ("--version", [command, "--version"]),
+                ("python -m nsystrace --help", python_m + ["nsystrace", "--help"]),
+                ("a conversion's summary", [command, profile, "-o", out, "--no-progress"]),
+                ("the page's server start-up", [command, "serve", profile, "--port", "0"]),
+                ("the page's conversion process", python_m + ["nsystrace.conversion", json.dumps(
+                    {"profiles": [profile], "output": out, "progress": False})])]
+entry_points += [(f"{name} --help", [command, name, "--help"]) for name in sorted(SUBCOMMANDS)]
+for what, args in entry_points:
+    reader, writer = os.pipe()
+    os.close(reader)
+    r = subprocess.run(args, stdout=writer, stderr=subprocess.PIPE, text=True, env=env, cwd=work, timeout=60)
+    os.close(writer)
+    check(f"{what} into a closed pipe: quiet, exit 141", r.returncode == 141 and r.stderr == "",
+          f"{r.returncode} {r.stderr[-400:]}")
+# Stderr closed too (`nsystrace ... 2>&1 | true`): a usage error is said where no one reads it, quietly.
+reader, writer = os.pipe()
+os.close(reader)
+r = subprocess.run([command, "--no-such-option"], stdout=writer, stderr=writer, env=env, cwd=work, timeout=60)
+os.close(writer)
+check("a usage error with stdout and stderr into a closed pipe: exit 141, no traceback", r.returncode == 141,
+      str(r.returncode))
+# As a user pipes them: `... | head -1` (head may read everything before it exits: then the command ends with 0).
+for what, args in entry_points:
+    if "serve" in args:  # the server goes on after its first line (a closed pipe ends it, above)
+        continue
+    r = subprocess.run(["bash", "-c", '"$@" | head -1; exit "${PIPESTATUS[0]}"', "bash", *args], capture_output=True,
+                       text=True, env=env, cwd=work, timeout=60)
+    check(f"{what} | head -1: its first line, quiet, exit 0 or 141",
+          r.returncode in (0, 141) and r.stderr == "" and r.stdout.count("\n") == 1 and r.stdout.strip(),
+          f"{r.returncode} {r.stdout!r} {r.stderr[-400:]}")
+os.unlink(out) if os.path.exists(out) else None
+
 # Python without extension loading: the sqlite3 shell converts, and the command says so once, with the fix.
 import nsystrace  # noqa: E402
 import nsystrace.cli  # noqa: E402

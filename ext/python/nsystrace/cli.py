@@ -139,14 +139,21 @@ def convert(args):
     return 0
 
 
+def subcommand(name, argv):
+    """`nsystrace NAME ...`: the subcommand's arguments parsed, and run."""
+    module = importlib.import_module(SUBCOMMANDS[name])
+    p = argparse.ArgumentParser(prog=f"nsystrace {name}", description=module.DESCRIPTION,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    module.add_arguments(p)
+    return module.run(p.parse_args(argv))
+
+
 def main(argv=None):
+    """The command, however it is started (the `nsystrace` script, `python -m nsystrace`, `nsystrace serve`). The
+    arguments are parsed inside reported(), as everything else is, so that a closed pipe under --help ends as
+    quietly as one under a conversion's summary."""
     argv = sys.argv[1:] if argv is None else argv
     stop_on_sigterm()
     if argv[:1] and argv[0] in SUBCOMMANDS:
-        name = argv[0]
-        module = importlib.import_module(SUBCOMMANDS[name])
-        p = argparse.ArgumentParser(prog=f"nsystrace {name}", description=module.DESCRIPTION,
-                                    formatter_class=argparse.RawDescriptionHelpFormatter)
-        module.add_arguments(p)
-        return reported(p.prog, module.run, p.parse_args(argv[1:]))
-    return reported("nsystrace", convert, parser().parse_args(argv))
+        return reported(f"nsystrace {argv[0]}", subcommand, argv[0], argv[1:])
+    return reported("nsystrace", lambda: convert(parser().parse_args(argv)))

@@ -29,8 +29,28 @@ def stop_on_sigterm():
 
 def reported(prog, run, *args):
     """run(*args)'s exit status; what went wrong becomes one line on stderr, prefixed with prog once, no traceback:
-    a mistake (2), a failed conversion (1), Ctrl-C (130), SIGTERM (143), a closed pipe on stdout (`| head`: 141)."""
-    import os
+    a mistake (2), a failed conversion (1), Ctrl-C (130), SIGTERM (143), a closed pipe on stdout (`| head`: 141).
+
+    Every entry point runs all of its work through here, its argument parsing included: cli.main (the `nsystrace`
+    command, each subcommand, `python -m nsystrace`, the page's server) and conversion.main (the page's
+    conversions). argparse prints --help, --version and its usage errors itself and then raises SystemExit; what it
+    printed is flushed here, so that a closed pipe is caught here too, at every stage, and never at exit (where
+    Python would print a traceback for it)."""
+    import sys
+
+    try:
+        try:
+            return _one_line(prog, run, *args)
+        finally:
+            sys.stdout.flush()  # whatever ended run (a return, argparse's SystemExit): a closed pipe shows here
+    except BrokenPipeError:
+        if not _quiet_closed_pipes():  # not stdout's or stderr's reader: some other pipe, an error to show
+            raise
+        return 141
+
+
+def _one_line(prog, run, *args):
+    """run(*args)'s exit status, its errors said in one line (reported())."""
     import sqlite3
     import sys
 
@@ -53,15 +73,34 @@ def reported(prog, run, *args):
     except sqlite3.Error as e:
         say(e)
         return 1
-    except BrokenPipeError:
-        # The reader of stdout has gone (`nsystrace ... | head`): quiet, and no second error when Python flushes
-        # stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141
     except Terminated:
         say("stopped by SIGTERM")
         return 143
     except KeyboardInterrupt:
         say("stopped by Ctrl-C")
         return 130
+
+
+def _quiet_closed_pipes():
+    """After a BrokenPipeError: whether the reader of stdout or of stderr has gone (`nsystrace ... | head`); each such
+    stream is pointed at /dev/null, so that what is still buffered for it, flushed when Python exits, raises no
+    second error."""
+    import os
+    import select
+    import sys
+
+    gone = []
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno()
+            poll = select.poll()
+            poll.register(fd, select.POLLOUT)
+            if any(events & select.POLLERR for _, events in poll.poll(0)):  # a pipe whose every reader has closed
+                gone.append(fd)
+        except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO), or already closed
+            pass
+    for fd in gone:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    return bool(gone)
