@@ -124,6 +124,7 @@ struct Aggregate {
   bool star = false, explicit_form = false;
   uint64_t cursor_id = 0, generation = 0;
   int64_t last_row = 0;
+  int64_t rows_read = 0;  // by the (*) forms: how many rows they took from the scan
   std::shared_ptr<const ProfileCatalog> catalog;
   // Where the text result goes when it is handed over without a copy; nullptr: SQLite copies it. Used only
   // while the scan's cursor is open, which it is for as long as the statement (and so its texts) lives.
@@ -214,6 +215,7 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
   }
   agg.generation = cursor->generation;
   agg.last_row = scan.row_number();
+  ++agg.rows_read;
 
   // Rows come in runs on a GPU: the set is looked up only when the device changes.
   if (scan.row().on_gpu && (agg.gpus.empty() || scan.row().device_id != agg.last_gpu)) {
@@ -230,14 +232,18 @@ void step_star(sqlite3_context* ctx, Aggregate& agg) {
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
   auto live = state->live_cursors();
   // A scan on the last row its LIMIT allows is finished: SQLite reads no further (a scalar or EXISTS subquery over
-  // trace_events stays open so, beside the scan being aggregated). When every live scan is so, the one that has
-  // just produced its row is the one aggregated (the last row of `FROM (SELECT ... LIMIT n)`).
+  // trace_events stays open so, beside the scan being aggregated). When every live scan is so, nothing tells which
+  // one the aggregate's rows come from (`FROM (SELECT ... LIMIT 1)` beside a scalar subquery): refused, never
+  // guessed. Whether the one taken really fed the aggregate is checked again when it ends (check_rows_whole).
   if (live.size() > 1) {
-    auto latest = *std::max_element(live.begin(), live.end(),
-                                    [](const auto* a, const auto* b) { return a->advanced_at < b->advanced_at; });
     live.erase(std::remove_if(live.begin(), live.end(), [](const auto* c) { return c->scan->at_limit(); }),
                live.end());
-    if (live.empty()) live.push_back(latest);
+    if (live.empty())
+      throw Error(fmt::format(
+          "nsystrace: chrome_trace(*) sees several trace_events scans that have all read their last row (a subquery "
+          "with a LIMIT beside a scalar or EXISTS subquery over trace_events) and cannot tell which row it "
+          "aggregates. Name the scan: {}; or pass the columns: {}",
+          kRowForm, kExplicitForm));
   }
   if (live.empty())
     throw Error(fmt::format(
@@ -531,6 +537,20 @@ void check_rows_whole(sqlite3_context* ctx, const Aggregate& agg) {
   if (c == nullptr || c->generation != agg.generation)
     throw Error("nsystrace: the statement was stopped (an error, an interrupt or a reset) before the trace was "
                 "whole; no trace was produced");
+  // The (*) forms read the current row of the one scan on a row. Over two rows or more, the steps themselves prove
+  // it fed the aggregate: the same scan moved to a new row before each (step_cursor). A single row proves nothing:
+  // a subquery beside the aggregate's input (EXISTS, a scalar subquery: SQLite stops them at their first row, a
+  // LIMIT of one) or another statement of the connection paused in the middle of its rows is on a row too. Then the
+  // scan must have run to its end (or to a LIMIT of more rows pushed into it) before the aggregate ended.
+  const TimelineScan& scan = *c->scan;
+  if (agg.rows_read == 1 && !scan.eof() && !(scan.at_limit() && scan.row_number() > 1))
+    throw Error(fmt::format(
+        "nsystrace: chrome_trace(*) read the rows of a trace_events scan that had not reached its end when the "
+        "aggregate finished, so they are not (or not only) the rows it aggregates: the scan is a subquery beside "
+        "its input (EXISTS, a scalar subquery), or another statement of this connection still reading, or a LIMIT "
+        "of one row or one SQLite applies itself cut it. No trace was produced. Name the rows: {}; or pass the "
+        "columns: {}",
+        kRowForm, kExplicitForm));
 }
 
 // chrome_trace(*) and perfetto_trace(*): the trace as one value (text, or a BLOB), handed over without a copy.

@@ -74,7 +74,7 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
 int x_best_index(sqlite3_vtab* vtab, sqlite3_index_info* info) {
   return guarded(vtab, [&] {
     std::optional<int64_t> limit_value;  // (a LIMIT counts groups: the scan never takes it)
-    ScanPlan plan = plan_totals(offered_constraints(info, &limit_value), static_cast<uint64_t>(info->colUsed));
+    ScanPlan plan = plan_totals(offered_constraints(info, &limit_value));
     return hand_plan_to_sqlite(plan, info);
   });
 }

@@ -43,8 +43,12 @@ bool is_export(const ProfileCatalog& catalog) {
 
 std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> ConnectionState::reports() {
   std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>> out;
-  for (int i = 0; const char* name = sqlite3_db_name(db_, i); ++i) {
-    if (i == 1) continue;  // temp
+  // (pragma_database_list, not sqlite3_db_name: that is SQLite 3.39's, and its slot in an older host's API table
+  // does not exist.) seq 1 is temp.
+  std::vector<std::string> names;
+  for (Statement list(db_, "SELECT seq, name FROM pragma_database_list ORDER BY seq"); list.step();)
+    if (list.int64(0) != 1) names.emplace_back(list.text(1));
+  for (const std::string& name : names) {
     auto c = catalog(name);
     if (is_export(*c)) out.emplace_back(name, std::move(c));
   }

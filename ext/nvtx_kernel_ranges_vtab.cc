@@ -241,8 +241,9 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
   return connect_vtab(db, aux, kSchema, out);
 }
 
-// The hidden column `schema` (= or IN) chooses the reports; a query that never names it reads "main", one that names
-// it otherwise (`schema like 'r%'`, `select schema`) reads every report and SQLite applies what it asks. A GROUP BY
+// The hidden column `schema` (= or IN) chooses the reports; a query with no constraint on it reads "main" (whatever
+// it selects), one with another constraint on it (`schema like 'r%'`, `schema is not null`, one this plan cannot
+// use) reads every report and SQLite applies the constraint. A GROUP BY
 // over name, domain, schema and range_type alone gets its rows grouped (Cursor::group), so SQLite needs no sort.
 int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   int argc = 0;
@@ -254,8 +255,12 @@ int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
     info->aConstraintUsage[i].argvIndex = ++argc;
     info->aConstraintUsage[i].omit = 1;
   }
-  bool schema_named = (info->colUsed & (uint64_t{1} << kSchemaColumn)) != 0;
-  info->idxNum = argc > 0 ? argc : schema_named ? kEveryReport : 0;
+  bool schema_constrained = false;
+  for (int i = 0; i < info->nConstraint; ++i)
+    schema_constrained |= info->aConstraint[i].iColumn == kSchemaColumn &&
+                          info->aConstraint[i].op != SQLITE_INDEX_CONSTRAINT_LIMIT &&
+                          info->aConstraint[i].op != SQLITE_INDEX_CONSTRAINT_OFFSET;
+  info->idxNum = argc > 0 ? argc : schema_constrained ? kEveryReport : 0;
   // Grouped, not ordered: 1 (GROUP BY) only asks that equal rows be adjacent. Not for a DISTINCT (2): SQLite keeps
   // its own b-tree for it all the same.
   if (info->nOrderBy > 0 && info->nOrderBy <= kMaxTerms && sqlite3_vtab_distinct(info) == 1) {

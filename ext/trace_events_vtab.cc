@@ -3,8 +3,9 @@
 // LIMIT, the idxStr tokens that EXPLAIN QUERY PLAN shows) are src/timeline/scan_plan.h, the scan src/timeline/timeline_scan.h.
 //
 // Hidden parameter columns: `schema` (the reports merged: main and ATTACHed databases) and `derived` (0: the events
-// stored in the profile, 1: the rows nsystrace derives, nvtx_kernel). A query that never names them reads main's
-// stored events; one that names them without fixing them with = or IN reads every report / both and SQLite filters.
+// stored in the profile, 1: the rows nsystrace derives, nvtx_kernel). A query with no constraint on them reads main's
+// stored events, whatever columns it selects; one with a constraint the scan does not apply (anything but = or IN)
+// reads every report / both and SQLite applies it (ScanPlan::all_derived).
 // `event` hands the current row to the trace aggregates by pointer (kTraceRowPointerType).
 #include <fmt/format.h>
 

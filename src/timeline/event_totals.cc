@@ -30,7 +30,7 @@ std::optional<Column> row_column_of(TotalsColumn c) {
   return std::nullopt;
 }
 
-ScanPlan plan_totals(std::vector<OfferedConstraint> offered, uint64_t columns_used) {
+ScanPlan plan_totals(std::vector<OfferedConstraint> offered) {
   using Op = OfferedConstraint::Op;
   for (OfferedConstraint& c : offered) {
     if (c.op == Op::limit || c.op == Op::offset) c.usable = false;  // they count groups
@@ -40,11 +40,9 @@ ScanPlan plan_totals(std::vector<OfferedConstraint> offered, uint64_t columns_us
     c.column = row_column ? static_cast<int>(*row_column) : -1;
   }
   auto bit = [](auto column) { return uint64_t{1} << static_cast<int>(column); };
-  // The rows' columns the totals read; a query naming schema or derived without fixing them reads every report /
-  // both kinds of rows, as over trace_events.
+  // The rows' columns the totals read. Which rows (reports, derived) follows the constraints on schema and derived
+  // alone, as over trace_events (plan_scan), never the select list.
   uint64_t row_columns = bit(Column::kind) | bit(Column::name) | bit(Column::dur) | bit(Column::domain);
-  for (TotalsColumn c : {TotalsColumn::schema, TotalsColumn::derived})
-    if (columns_used & bit(c)) row_columns |= bit(*row_column_of(c));
   ScanPlan plan = plan_scan(offered, {}, 0, row_columns);
   plan.row_order = RowOrder::any;  // sums do not depend on the order; the groups' order is the scan's, any order's
   return plan;

@@ -47,8 +47,8 @@ std::optional<Column> row_column_of(TotalsColumn c);
 
 // The plan of an event_totals scan: trace_events' planner (plan_scan) given the constraints on the columns a group
 // shares with its rows, without a LIMIT (it counts groups, not rows) and with the rows in any order (the totals do
-// not depend on it). `columns_used`: the totals' colUsed.
-ScanPlan plan_totals(std::vector<OfferedConstraint> offered, uint64_t columns_used);
+// not depend on it).
+ScanPlan plan_totals(std::vector<OfferedConstraint> offered);
 
 class EventTotals {
  public:

@@ -175,8 +175,17 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vec
     plan.uses[limit].argv = static_cast<int>(plan.tokens.size()) + 1;
     plan.tokens.push_back(Token::limit);
   }
-  plan.all_derived = !derived_fixed && (columns_used & column_bit(Column::derived)) != 0;
-  plan.all_reports = !schema_fixed && (columns_used & column_bit(Column::schema)) != 0;
+  // derived and schema are parameters: a query's rows depend only on the constraints SQLite shows the table, never on
+  // its select list. None on a parameter: its default rows (the stored events of main). One the scan applies (= or
+  // IN, BINARY): those. Any other (!=, >, IS, LIKE, IS NULL, another collation, one not usable in this plan): every
+  // row it could match, and SQLite applies it.
+  auto shown = [&](Column c) {
+    return std::any_of(offered.begin(), offered.end(), [&](const OfferedConstraint& o) {
+      return o.column == static_cast<int>(c) && o.op != Op::limit && o.op != Op::offset;
+    });
+  };
+  plan.all_derived = !derived_fixed && shown(Column::derived);
+  plan.all_reports = !schema_fixed && shown(Column::schema);
   plan.feeds_groups = !order_by.empty() && distinct >= 1;
   plan.no_args = (columns_used & (column_bit(Column::args) | column_bit(Column::event))) == 0;
   // A GROUP BY (sqlite3_vtab_distinct() 1) takes its rows in any order: SQLite sorts them, unless the scan hands

@@ -107,9 +107,10 @@ struct ScanPlan {
   };
   std::vector<Use> uses;          // one per offered constraint
   std::vector<Token> tokens;      // in argv order
-  // The query reads `derived` / `schema` (colUsed) but no handed constraint fixes them: the scan yields every row
-  // (stored and derived; every report) and SQLite filters, so `derived != 0` or `schema like 'r%'` get SQLite's
-  // answer. A query that never names them reads the stored events of main, each once.
+  // SQLite shows the table a constraint on `derived` / `schema` that no handed constraint fixes (`derived != 0`,
+  // `schema like 'r%'`, `schema is not null`): the scan yields every row (stored and derived; every report) and
+  // SQLite applies the constraint. Without any constraint on them, a query reads the stored events of main, each
+  // once, whatever its select list names (`select derived` reads 0 on those rows).
   bool all_derived = false, all_reports = false;
   bool feeds_groups = false;      // its rows feed a DISTINCT or GROUP BY: one row stands for a group
   // The query names neither `args` nor `event` (colUsed): the scan need not read what only args show

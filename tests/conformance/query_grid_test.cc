@@ -40,6 +40,23 @@ TEST_P(RealExportQueryGrid, EveryShapeGivesSqlitesAnswer) {
   std::printf("%s: %d query shapes compared\n", GetParam().c_str(), r.queries);
 }
 
+// chrome_trace(*) / perfetto_trace(*) over generated inputs (testdiff::check_star_forms): each draws exactly its
+// input's rows or refuses naming the reliable form. Under the sanitizers, every stride-th export.
+TEST_P(RealExportQueryGrid, StarFormsDrawTheirInputOrRefuse) {
+  auto all = real_exports();
+  size_t index = static_cast<size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin());
+  if (index % testdb::sanitizer_stride() != 0)
+    GTEST_SKIP() << "sampled under the sanitizers: this export's star forms run in the Release pass";
+  testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
+  testdiff::StarReport r = testdiff::check_star_forms(db);
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  std::printf("%s: %d inputs, %d drawn, %d refused\n", GetParam().c_str(), r.queries, r.accepted, r.refused);
+  if (db.integer("select count(*) from trace_events") > 0) {
+    EXPECT_GT(r.accepted, 3);
+    EXPECT_GT(r.refused, 3);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(SharedFixtures, RealExportQueryGrid, ::testing::ValuesIn(real_exports()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string n = info.param.substr(0, info.param.size() - 7);

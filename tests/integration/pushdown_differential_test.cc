@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstdio>
 
 #include "tests/support/differential.h"
 #include "tests/support/test_db.h"
@@ -63,6 +64,32 @@ TEST_P(QueryGrid, EveryShapeGivesSqlitesAnswer) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Profiles, QueryGrid, ::testing::ValuesIn(testdb::fixture_scripts()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string n = info.param.substr(info.param.rfind('/') + 1);
+                           return n.substr(0, n.size() - 4);
+                         });
+
+}  // namespace
+
+namespace {
+
+// chrome_trace(*) / perfetto_trace(*) over generated inputs (testdiff::check_star_forms) on the example and every
+// fixture: each draws exactly its input's rows or refuses, naming the reliable form; never another scan's rows.
+class StarForms : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StarForms, DrawTheirInputOrRefuse) {
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/" + GetParam());
+  testdiff::StarReport r = testdiff::check_star_forms(db);
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  if (db.integer("select count(*) from trace_events") > 0) {
+    EXPECT_GT(r.accepted, 5);
+    EXPECT_GT(r.refused, 3);
+  }
+  std::printf("%s: %d inputs, %d drawn, %d refused\n", GetParam().c_str(), r.queries, r.accepted, r.refused);
+}
+
+INSTANTIATE_TEST_SUITE_P(Profiles, StarForms, ::testing::ValuesIn(testdb::fixture_scripts()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            std::string n = info.param.substr(info.param.rfind('/') + 1);
                            return n.substr(0, n.size() - 4);

@@ -1,9 +1,11 @@
 #include "tests/support/differential.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "src/timeline/scan_plan.h"
+#include "tests/support/mini_json.h"
 
 namespace testdiff {
 
@@ -105,9 +107,11 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
   // `expected_where`: what SQLite filters the unfiltered rows with, when not `where` itself.
   auto compare = [&](const std::string& where, const std::string& expected_where = "") {
     ++rep.queries;
-    // Without `derived` in the query (expected_where given), the columns must not name it either: a query that
-    // names it reads every row.
-    std::string cols = expected_where.empty() ? kStableColumns : kStableColumns.substr(0, kStableColumns.rfind(", derived"));
+    // Without a constraint on `derived` (expected_where given), the scan has the stored events only, whether or not
+    // the query selects derived (every other such query does not).
+    std::string cols = expected_where.empty() || rep.queries % 4 < 2
+                           ? kStableColumns
+                           : kStableColumns.substr(0, kStableColumns.rfind(", derived"));
     // Every other query names no args: its scan reads no args-only column (ScanFilter::args), and must give the
     // same rows as the unfiltered scan that read them.
     if (rep.queries % 2 == 0) cols.replace(cols.find(", args"), 6, "");
@@ -179,9 +183,11 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
     compare("correlation_id = " + db.text("select max(correlation_id) from temp.unfiltered") + " and global_pid = " +
             db.text("select max(global_pid) from temp.unfiltered where correlation_id = "
                     "(select max(correlation_id) from temp.unfiltered)"));
-  // Without `derived`, the scan has the stored events only.
-  compare("1", "derived = 0");
-  compare("kind != 'kernel'", "derived = 0 and kind != 'kernel'");
+  // Without a constraint on `derived`, the scan has the stored events only (selected or not: each shape twice).
+  for (int twice = 0; twice < 2; ++twice) {
+    compare("1", "derived = 0");
+    compare("kind != 'kernel'", "derived = 0 and kind != 'kernel'");
+  }
   return rep;
 }
 
@@ -206,6 +212,56 @@ std::vector<std::string> grid_columns() {
   return out;
 }
 const char* const kArgsDigest = "length(args) || ':' || substr(args, 1, 100)";
+// The grid's select list without any hidden column (the parameters derived and schema among them): a prefix of
+// kGridSelect, so that a query's rows can be compared with and without them (their values the first columns').
+bool is_hidden(const char* type) { return std::string(type).find("HIDDEN") != std::string::npos; }
+std::vector<std::string> visible_in_grid() {
+  std::vector<std::string> out;
+  for (const DeclaredColumn& c : kDeclared)
+    if (in_grid_select(c.name) && !is_hidden(c.type)) out.push_back(c.name);
+  return out;
+}
+const std::string kGridVisibleSelect = [] {
+  std::string out = "rowid";
+  for (const std::string& c : visible_in_grid()) out += ", " + c;
+  return out;
+}();
+const size_t kGridVisibleColumns = visible_in_grid().size() + 1;
+
+// Whether `where` holds a constraint on the outer table's parameter column `col` that SQLite shows the table (any
+// operator but NOT IN, which SQLite never passes): its rows then are every row the constraint could match, which
+// SQLite filters; without one, the parameter's default (derived 0, schema 'main'). Subqueries, "(select ...)", are
+// constraints of their own tables and left out; qualified names (a.schema) are another table's.
+bool shows_parameter(const std::string& where, const std::string& col) {
+  std::string outer;
+  for (size_t i = 0; i < where.size(); ++i) {
+    if (where.compare(i, 7, "(select") == 0) {
+      int depth = 0;
+      for (; i < where.size(); ++i) {
+        depth += where[i] == '(' ? 1 : where[i] == ')' ? -1 : 0;
+        if (depth == 0) break;
+      }
+      continue;
+    }
+    outer += where[i];
+  }
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+  for (size_t at = outer.find(col); at != std::string::npos; at = outer.find(col, at + 1)) {
+    if (at > 0 && word_char(outer[at - 1])) continue;
+    size_t end = at + col.size();
+    if (end < outer.size() && word_char(outer[end])) continue;
+    if (outer.compare(end, 7, " not in") == 0) continue;
+    return true;
+  }
+  return false;
+}
+// The same rows over every_row, every row of every report: `where` and the parameters' defaults it leaves.
+std::string reference_where(const std::string& where) {
+  std::string out = "(" + where + ")";
+  if (!shows_parameter(where, "derived")) out += " and derived = 0";
+  if (!shows_parameter(where, "schema")) out += " and schema = 'main'";
+  return out;
+}
 
 // Declared INTEGER (the memory kinds are declared without a type: a label or, without one, the id).
 bool is_integer_column(const std::string& c) {
@@ -318,6 +374,7 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
     // Each shape in turn with and without args (the colUsed classes), whatever the stride.
     const std::string& select = (shape / std::max<size_t>(stride, 1)) % 2 ? kGridSelectWithArgs : kGridSelect;
     std::string q = "select " + select + " from %s where " + where + " " + order;
+    std::string q_reference = "select " + select + " from %s where " + reference_where(where) + " " + order;
     auto run = [&](const std::string& sql_template, const char* table) {
       std::string sql = sql_template;
       sql.replace(sql.find("%s"), 2, table);
@@ -334,16 +391,40 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
     } catch (const std::exception& e) {
       err = e.what();
     }
-    want = run(q, "temp.every_row");
+    want = run(q_reference, "temp.every_row");
+    // kind = 'nvtx_kernel' without a constraint on derived is an error by design (an empty answer would look like
+    // a profile without GPU work): the error, not rows, is the answer there.
+    if (!err.empty() && err.find("are derived, not stored") != std::string::npos &&
+        where.find("'nvtx_kernel'") != std::string::npos && !shows_parameter(where, "derived"))
+      return;
     if (!err.empty()) {
       rep.failures.push_back("where " + where + " " + tail + ": error " + err);
       return;
+    }
+    // The same query without the hidden columns in its select list: the same rows (as a multiset; a LIMIT without
+    // a total order may pick others, so there as many).
+    {
+      std::string visible_q = "select " + kGridVisibleSelect + " from %s where " + where + " " + order;
+      std::vector<std::vector<std::string>> visible, projected;
+      try {
+        visible = run(visible_q, "trace_events");
+      } catch (const std::exception& e) {
+        rep.failures.push_back("where " + where + " " + tail + ", without the hidden columns: error " + e.what());
+        return;
+      }
+      for (const auto& r : got) projected.emplace_back(r.begin(), r.begin() + kGridVisibleColumns);
+      std::sort(visible.begin(), visible.end());
+      std::sort(projected.begin(), projected.end());
+      if (limit_without_order ? visible.size() != projected.size() : visible != projected)
+        rep.failures.push_back("where " + (where.size() > 200 ? where.substr(0, 200) + "..." : where) + " " + tail +
+                               ": " + std::to_string(visible.size()) + " rows without the hidden columns selected, " +
+                               std::to_string(projected.size()) + " with them");
     }
     if (limit_without_order) {  // as many rows, each one SQLite selects
       bool ok = got.size() == want.size();
       for (auto& r : got) {
         if (!ok) break;
-        std::string one = std::string("select ") + select + " from %s where " + where + " and rowid = " + r[0] +
+        std::string one = std::string("select ") + select + " from %s where " + reference_where(where) + " and rowid = " + r[0] +
                           " and schema = " + quoted(r.back());
         ok = run(one, "temp.every_row") == std::vector<std::vector<std::string>>{r};
       }
@@ -424,7 +505,8 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
   compare("exists (select 1 from %S a where a.correlation_id in (%T.correlation_id, %T.correlation_id + %T.rowid % 2) "
           "and a.kind = 'cuda_api' and a.schema = %T.schema) and kind != 'cuda_api'");
   // (on a sample of the outer rows: each one runs the subquery, a scan of its kind)
-  compare("rowid % 61 = 0 and dur > (select avg(dur) from %S t where t.derived = %T.derived and t.kind = %T.kind)");
+  compare("rowid % 61 = 0 and dur > (select avg(dur) from %S t where t.derived = %T.derived and t.kind = %T.kind and "
+          "t.schema = %T.schema)");
   // GROUP BY kind, which the scan answers kind by kind (no sort; idxStr's by-kind), ascending or descending, under
   // constraints; and with lane or thread_name named, which keeps the rows in time order (their values need it).
   {
@@ -513,7 +595,7 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
                                std::to_string(want.size()) + " from main's stored rows");
     }
     std::vector<std::pair<std::string, std::string>> shapes = {  // (WHERE over event_totals, over the groups)
-        {"1", "1"},  // naming schema and derived (the columns): every report, stored and derived
+        {"1", "1"},  // no constraint on schema or derived: main's stored rows (reference_where adds them)
         {every, every},
         {every + "and kind = 'kernel'", every + "and kind = 'kernel'"},
         {every + "and kind != 'nvtx'", every + "and kind != 'nvtx'"},
@@ -537,6 +619,8 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
         {"derived in (select 0 where 0) and schema in (select 'main' where 0)",
          "derived in (select 0 where 0) and schema in (select 'main' where 0)"},
     };
+    // The reference's rows: the parameters' defaults where a shape leaves them (the select list names them).
+    for (auto& [ours, reference] : shapes) reference = reference_where(reference);
     // A LIMIT without ORDER BY (SQLite may hand it to the scan): as many groups as it allows, each one a group.
     for (const auto& [ours, reference] : shapes) {
       if (shape++ % stride != phase % stride) continue;
@@ -593,6 +677,164 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
       if (run("trace_events") != run("temp.every_row")) rep.failures.push_back("the call -> GPU work join differs");
     }
   }
+  return rep;
+}
+
+namespace {
+
+// What is compared of an event: its name and ts, except where a viewer's limits change them as documented (a ts at
+// or before 0 or past 2^53 ns is drawn clamped, the recorded time kept in args; a name that is not printable ASCII
+// is escaped or replaced): "~" there, on both sides, so that the count and the other values still decide.
+std::pair<std::string, std::string> comparable(const std::string& name, int64_t ts) {
+  bool plain = std::all_of(name.begin(), name.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  bool drawn_as_is = ts > 0 && ts < (int64_t{1} << 53);
+  return {plain ? name : "~", drawn_as_is ? std::to_string(ts) : "~"};
+}
+
+// A Chrome trace's events as comparable (name, ts in ns), sorted: its slices, instants and counters, less the GPU
+// utilization counter the writer derives from the GPU work among the rows.
+std::vector<std::pair<std::string, std::string>> trace_events_of(testdb::Db&, const std::string& json) {
+  std::vector<std::pair<std::string, std::string>> out;
+  testjson::Value root = testjson::parse(json);
+  for (const auto& e : root.get("traceEvents")->items) {
+    const std::string& ph = e.str("ph");
+    if (e.str("cat") == "gpu_utilization" || (ph != "X" && ph != "i" && ph != "C")) continue;
+    out.push_back(comparable(e.str("name"), testjson::us_text_to_ns(e.str("ts"))));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The input's rows as (name, ts), sorted.
+std::vector<std::pair<std::string, std::string>> input_events(testdb::Db& db, const std::string& input) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& r : db.rows("select name, ts from (" + input + ")")) out.push_back(comparable(r[0], std::stoll(r[1])));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool names_a_reliable_form(const std::string& error) {
+  return error.find("chrome_trace(t.event)") != std::string::npos ||
+         error.find("chrome_trace(kind, name, ts") != std::string::npos;
+}
+
+}  // namespace
+
+StarReport check_star_forms(testdb::Db& db) {
+  StarReport rep;
+  // The two most common kinds (a fixture may have one), and whether the launch join has rows to find.
+  std::vector<std::string> kinds = column(db, "select quote(kind) from trace_events group by kind order by count(*) "
+                                              "desc, kind limit 2");
+  if (kinds.empty()) return rep;
+  const std::string k1 = kinds[0], k2 = kinds.size() > 1 ? kinds[1] : kinds[0];
+  const std::string call = "(select a.ts from trace_events a where a.kind = 'cuda_api' and a.correlation_id = "
+                           "k.correlation_id and a.global_pid = k.global_pid)";
+  const std::string has_call = "exists (select 1 from trace_events a where a.kind = 'cuda_api' and "
+                               "a.correlation_id = k.correlation_id and a.global_pid = k.global_pid)";
+  db.exec("drop table if exists temp.star_one");
+  db.exec("drop table if exists temp.star_three");
+  db.exec("create temp table star_one as select * from trace_events where kind = " + k1 + " limit 1");
+  db.exec("create temp table star_three as select * from trace_events where kind = " + k1 + " limit 3");
+  std::vector<std::string> inputs = {
+      "select * from trace_events where kind = " + k1,
+      "select * from trace_events where kind in (" + k1 + ", " + k2 + ")",
+      "select * from trace_events where kind = " + k1 + " limit 1",
+      "select * from trace_events where kind = " + k1 + " limit 3",
+      "select * from trace_events where kind = " + k1 + " and dur >= 0 limit 1",
+      "select * from trace_events where kind = " + k1 + " limit 2 offset 1",
+      // nested and correlated: the issue's shape, a scalar subquery in WHERE and in the select list
+      "select * from trace_events k where kind = " + k1 + " and k.ts > " + call + " limit 1",
+      "select * from trace_events k where kind = " + k1 + " and k.ts > " + call + " limit 3",
+      "select * from trace_events k where kind = " + k1 + " and k.ts > " + call,
+      "select k.*, " + call + " as call_ts2 from trace_events k where k.kind = " + k1 + " limit 1",
+      "select k.*, " + call + " as call_ts2 from trace_events k where k.kind = " + k1,
+      "select * from trace_events k where k.kind = " + k1 + " and " + has_call,
+      "select * from trace_events k where k.kind = " + k1 + " and not " + has_call,
+      "select * from trace_events k where k.ts > (select min(ts) from trace_events where kind = " + k2 + ")",
+      "select * from trace_events k where k.correlation_id in (select correlation_id from trace_events where kind = "
+      "'cuda_api' limit 5)",
+      // joined
+      "select k.* from trace_events k join trace_events a on a.correlation_id = k.correlation_id and a.global_pid = "
+      "k.global_pid and a.kind = 'cuda_api' where k.kind = " + k1,
+      "select k.* from temp.star_three t join trace_events k on k.kind = t.kind and k.ts = t.ts",
+      // compound
+      "select * from trace_events where kind = " + k1 + " union all select * from trace_events where kind = " + k2,
+      "select * from temp.star_one union all select * from trace_events where kind = " + k2 + " limit 2",
+      // temp tables: alone, and beside a subquery over trace_events (uncorrelated and correlated)
+      "select * from temp.star_one",
+      "select * from temp.star_three",
+      "select * from temp.star_one where exists (select 1 from trace_events a where a.kind = " + k2 + ")",
+      "select * from temp.star_three where exists (select 1 from trace_events a where a.kind = " + k2 + ")",
+      "select * from temp.star_one k where " + has_call,
+      "select * from temp.star_three k where " + has_call,
+      "select * from temp.star_one t where t.ts >= (select a.ts from trace_events a where a.kind = t.kind)",
+  };
+  auto run = [&](const std::string& input, const std::string& label) {
+    ++rep.queries;
+    std::vector<std::pair<std::string, std::string>> want;
+    try {
+      want = input_events(db, input);
+    } catch (const std::exception& e) {
+      rep.failures.push_back(label + ": the input itself fails: " + e.what());
+      return;
+    }
+    std::string json, error;
+    try {
+      json = db.text("select chrome_trace(*) from (" + input + ")");
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    std::string perfetto_error = db.error_of("select length(perfetto_trace(*)) from (" + input + ")");
+    if (!error.empty()) {
+      ++rep.refused;
+      if (!names_a_reliable_form(error))
+        rep.failures.push_back(label + ": refused without naming a reliable form: " + error);
+      if (perfetto_error.empty()) rep.failures.push_back(label + ": chrome_trace(*) refused, perfetto_trace(*) drew");
+      return;
+    }
+    ++rep.accepted;
+    if (!perfetto_error.empty())
+      rep.failures.push_back(label + ": chrome_trace(*) drew, perfetto_trace(*) refused: " + perfetto_error);
+    auto got = trace_events_of(db, json);
+    if (got != want) {
+      std::string first_got = got.empty() ? "(none)" : got.front().first + " @" + got.front().second;
+      std::string first_want = want.empty() ? "(none)" : want.front().first + " @" + want.front().second;
+      rep.failures.push_back(label + ": the trace has " + std::to_string(got.size()) + " events (first " +
+                             first_got + "), the input " + std::to_string(want.size()) + " rows (first " +
+                             first_want + ")");
+    }
+  };
+  for (const std::string& input : inputs) run(input, "from (" + input + ")");
+  // The same inputs written directly (no subquery around them), where they are a scan of trace_events k.
+  for (const std::string& where : {"k.kind = " + k1 + " and k.ts > " + call, "k.kind = " + k1 + " and " + has_call,
+                                   std::string("k.kind = ") + k1}) {
+    const std::string direct = "select * from trace_events k where " + where;
+    run(direct, direct);
+    // The typed form is given the scan's rows: it always draws exactly them.
+    ++rep.queries;
+    try {
+      auto got = trace_events_of(db, db.text("select chrome_trace(k.event) from trace_events k where " + where));
+      if (got != input_events(db, direct)) rep.failures.push_back("chrome_trace(k.event) where " + where + ": differs");
+    } catch (const std::exception& e) {
+      rep.failures.push_back("chrome_trace(k.event) where " + where + ": " + e.what());
+    }
+  }
+  // While another statement of the connection is in the middle of a trace_events scan (stepped once, not reset):
+  // the temp table's rows, or a refusal; never that statement's row.
+  {
+    sqlite3_stmt* other = nullptr;
+    std::string sql = "select ts from trace_events where kind = " + k2;
+    if (sqlite3_prepare_v2(db.get(), sql.c_str(), -1, &other, nullptr) == SQLITE_OK &&
+        sqlite3_step(other) == SQLITE_ROW) {
+      for (const char* t : {"temp.star_one", "temp.star_three"})
+        run(std::string("select * from ") + t, std::string("from ") + t + " while another statement reads " + k2);
+      // and over trace_events itself: its own rows, or a refusal
+      run("select * from trace_events where kind = " + k1, "over trace_events while another statement reads " + k2);
+    }
+    sqlite3_finalize(other);
+  }
+  db.exec("drop table temp.star_one");
+  db.exec("drop table temp.star_three");
   return rep;
 }
 

@@ -42,6 +42,18 @@ std::vector<std::string> check_columns_args_carry(testdb::Db& db);
 // NULL, and so must the calls.
 std::vector<std::string> check_call_columns(testdb::Db& db);
 
+// The zero-argument trace aggregates (chrome_trace(*), perfetto_trace(*)) over generated inputs: direct scans, LIMITs,
+// nested and correlated subqueries (scalar in WHERE and in the select list, EXISTS), joins, UNION ALL, temp tables
+// (alone, beside a subquery over trace_events, and while another statement of the connection is in the middle of a
+// trace_events scan). For each, chrome_trace(*) over the input either draws exactly its rows (the trace's (name, ts)
+// pairs, as a multiset, equal the input's) or refuses with an error naming the reliable forms; perfetto_trace(*)
+// succeeds or refuses alike; and the typed form (chrome_trace(k.event)) draws exactly the rows wherever it is given
+// the scan's rows directly. `accepted` / `refused` in the report's counts: both must be reached.
+struct StarReport : Report {
+  int accepted = 0, refused = 0;
+};
+StarReport check_star_forms(testdb::Db& db);
+
 // Adds a covering index on (start, end) (or (timestamp)) to every event table of main, as tools users run do.
 void add_covering_indexes(testdb::Db& db);
 

@@ -65,7 +65,7 @@ TEST(EventTotalsPlan, TheGroupsColumnsGoToTheScanTheTotalsStayWithSqlite) {
       on(TotalsColumn::derived, Op::eq), on(TotalsColumn::kind, Op::limit),  on(TotalsColumn::kind, Op::offset)};
   offered.push_back(OfferedConstraint{});  // the rowid (column -1), = : a group's position
   offered.back().op = Op::eq;
-  ScanPlan plan = plan_totals(offered, 0);
+  ScanPlan plan = plan_totals(offered);
   ASSERT_EQ(plan.uses.size(), offered.size());
   auto handed = [&](size_t i) { return plan.uses[i].argv > 0; };
   EXPECT_TRUE(handed(0) && plan.uses[0].omit);
@@ -79,12 +79,11 @@ TEST(EventTotalsPlan, TheGroupsColumnsGoToTheScanTheTotalsStayWithSqlite) {
   ScanPlan back = ScanPlan::from_idx(plan.idx_num(), plan.idx_str().c_str());
   EXPECT_EQ(back.row_order, RowOrder::any);
   EXPECT_EQ(back.tokens, plan.tokens);
-  // Naming schema or derived (colUsed) without fixing them: every report, both kinds of rows.
-  const uint64_t schema_and_derived = (uint64_t{1} << static_cast<int>(TotalsColumn::schema)) |
-                                      (uint64_t{1} << static_cast<int>(TotalsColumn::derived));
-  ScanPlan every = plan_totals({}, schema_and_derived);
+  // A constraint on schema or derived that the scan does not apply (here !=): every report, both kinds of rows,
+  // and SQLite applies it. Selecting them (colUsed) changes nothing: main's stored rows.
+  ScanPlan every = plan_totals({on(TotalsColumn::schema, Op::ne), on(TotalsColumn::derived, Op::ne)});
   EXPECT_TRUE(every.all_reports && every.all_derived);
-  ScanPlan main_only = plan_totals({}, 0);
+  ScanPlan main_only = plan_totals({});
   EXPECT_FALSE(main_only.all_reports || main_only.all_derived);
 }
 
@@ -99,6 +98,45 @@ TEST(ScanPlanIdx, SpacesAndEmptyStrings) {
 TEST(ScanPlanIdx, AnUnknownTokenIsAnError) {
   EXPECT_THROW(ScanPlan::from_idx(1, "kind= kind=="), Error);
   EXPECT_THROW(ScanPlan::from_idx(1, "kin"), Error);
+}
+
+}  // namespace
+}  // namespace nsystrace
+
+namespace nsystrace {
+namespace {
+
+// derived and schema are parameters: which rows a scan yields follows the constraints SQLite shows it, never the
+// select list (colUsed). No constraint: main's stored rows. = or IN the scan applies: those. Any other operator, or
+// an = this plan cannot use: every row it could match (all_derived, all_reports), and SQLite applies it.
+TEST(ScanPlanParameters, RowsFollowTheConstraintsNotTheSelectList) {
+  using Op = OfferedConstraint::Op;
+  auto on = [](Column c, Op op, bool usable = true) {
+    OfferedConstraint o;
+    o.column = static_cast<int>(c);
+    o.op = op;
+    o.usable = usable;
+    o.binary = true;
+    return o;
+  };
+  uint64_t every_column = ~uint64_t{0};
+  ScanPlan selected = plan_scan({}, {}, 0, every_column);
+  EXPECT_FALSE(selected.all_derived || selected.all_reports);
+  for (Column c : {Column::derived, Column::schema}) {
+    for (Op op : {Op::ne, Op::lt, Op::le, Op::gt, Op::ge, Op::like, Op::glob, Op::other}) {
+      ScanPlan p = plan_scan({on(c, op)}, {}, 0, 0);
+      EXPECT_EQ(c == Column::derived ? p.all_derived : p.all_reports, true) << static_cast<int>(op);
+      EXPECT_EQ(p.uses[0].argv, 0) << "SQLite applies it";
+    }
+    ScanPlan unusable = plan_scan({on(c, Op::eq, false)}, {}, 0, 0);
+    EXPECT_EQ(c == Column::derived ? unusable.all_derived : unusable.all_reports, true);
+    ScanPlan fixed = plan_scan({on(c, Op::eq)}, {}, 0, every_column);
+    EXPECT_FALSE(fixed.all_derived || fixed.all_reports);
+    EXPECT_TRUE(fixed.uses[0].argv > 0 && fixed.uses[0].omit);
+  }
+  // A LIMIT is not a constraint on a column, whatever column SQLite numbers it with.
+  ScanPlan limited = plan_scan({on(Column::derived, Op::limit)}, {}, 0, every_column);
+  EXPECT_FALSE(limited.all_derived);
 }
 
 }  // namespace
