@@ -96,7 +96,8 @@ class ConnectionState {
   bool wall_clock = true;
   // nsystrace_option('threads', N): how many threads a conversion may use (1: all on SQLite's thread). Default: the
   // cores this process may run on. The output is the same bytes whatever N is.
-  int threads = available_cores();
+  // (1 where SQLite is built without mutexes, SQLITE_THREADSAFE=0: its docs allow it one thread only.)
+  int threads = sqlite3_threadsafe() != 0 ? available_cores() : 1;
   // nsystrace_option('gpu_model', 'typed' | 'slices'): how a Perfetto trace writes kernels, memcpys and memsets
   // (docs/gpu-model.md). Default: typed, Perfetto's GPU compute model.
   GpuModel gpu_model = GpuModel::typed;

@@ -139,9 +139,7 @@ void version_function(sqlite3_context* ctx, int, sqlite3_value**) {
 void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   try {
     sqlite3* db = sqlite3_context_db_handle(ctx);
-    std::string schema = argc > 0 && sqlite3_value_type(argv[0]) == SQLITE_TEXT
-                             ? reinterpret_cast<const char*>(sqlite3_value_text(argv[0]))
-                             : "main";
+    std::string schema = argc > 0 && sqlite3_value_type(argv[0]) == SQLITE_TEXT ? std::string(text_of(argv[0])) : "main";
     if (sqlite3_db_readonly(db, schema.c_str()) != 0) {
       const char* file = sqlite3_db_filename(db, schema.c_str());
       throw Error(fmt::format("nsystrace_create_indexes(): database '{}' ({}) is open read-only or does not exist; "
@@ -180,6 +178,11 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   if (name == "threads") {
     if (argc > 1) {
       std::optional<int64_t> threads = integer_value(argv[1]);
+      if (threads && *threads > 1 && sqlite3_threadsafe() == 0) {
+        sqlite3_result_error(ctx, "nsystrace_option('threads', value): this SQLite is built without threads "
+                                  "(SQLITE_THREADSAFE=0): 1 is the only value", -1);
+        return;
+      }
       if (!threads || *threads < 1 || *threads > kMaxThreads) {
         sqlite3_result_error(
             ctx, fmt::format("nsystrace_option('threads', value): value must be an integer from 1 to {}", kMaxThreads)
@@ -207,9 +210,7 @@ void option_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   }
   if (name == "gpu_model") {
     if (argc > 1) {
-      std::string_view v = sqlite3_value_type(argv[1]) == SQLITE_TEXT
-                               ? std::string_view(reinterpret_cast<const char*>(sqlite3_value_text(argv[1])))
-                               : std::string_view();
+      std::string_view v = sqlite3_value_type(argv[1]) == SQLITE_TEXT ? text_of(argv[1]) : std::string_view();
       if (v != "typed" && v != "slices") {
         sqlite3_result_error(ctx, "nsystrace_option('gpu_model', value): value must be 'typed' (kernels, memcpys and "
                                   "memsets in Perfetto's GPU compute model) or 'slices' (as slices on stream tracks)",
@@ -273,6 +274,16 @@ int register_options(sqlite3* db, ConnectionState* state, std::string* error) {
 
 extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sqlite3* db, char** pzErrMsg,
                                                                            const sqlite3_api_routines* pApi) {
+  // One API table per process: a second SQLite library loading the same .so (Python's sqlite3 beside another
+  // binding's own SQLite) would redirect the first one's connections through its table. Refused, in its words.
+#ifndef SQLITE_CORE  // (linked in statically, the calls are direct: no table)
+  if (sqlite3_api != nullptr && sqlite3_api != pApi) {
+    if (pzErrMsg != nullptr)
+      *pzErrMsg = pApi->mprintf("nsystrace: this process already loaded nsystrace into another SQLite library (%s); "
+                                "one process can use it from one SQLite library only", sqlite3_api->libversion());
+    return SQLITE_ERROR;
+  }
+#endif
   SQLITE_EXTENSION_INIT2(pApi);
   using namespace nsystrace;
   std::string error;

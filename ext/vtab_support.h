@@ -102,6 +102,10 @@ void for_each_in(sqlite3_value* v, F f) {
     return;
   }
   for (; rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item)) f(item);
+  // SQLite's own example checks this: a list cut short by an error (out of memory, I/O) is not the list.
+  if (rc == SQLITE_NOMEM) throw std::bad_alloc();
+  if (rc != SQLITE_DONE && rc != SQLITE_OK)
+    throw Error(std::string("nsystrace: SQLite could not hand over the values of an IN list: ") + sqlite3_errstr(rc));
 }
 
 // Whether the connection has a database (main, temp or ATTACHed) of that name.
