@@ -82,9 +82,11 @@ at_end as (
   left join prefix p on p.device = l.device and p.metric = l.metric and p.seq = l.at_seq
   where l.piece_id is not null
 ),
-per_piece as (
-  select a.piece_id, a.metric, b.integral - a.integral as weighted, b.clipped - a.clipped as sampled
-  from at_end a join at_end b on b.piece_id = a.piece_id and b.metric = a.metric and a.side = 0 and b.side = 1
+-- A piece's share: the integral and the sampled time from its start to its end (one pass, no self-join).
+per_piece as materialized (
+  select piece_id, metric, sum(case side when 1 then integral else -integral end) as weighted,
+         sum(case side when 1 then clipped else -clipped end) as sampled
+  from at_end group by piece_id, metric
 )
 select p.scope, p.range_id, p.name, p.device, x.metric, sum(p.e - p.s) as busy_ns, sum(x.sampled) as sampled_ns,
        case when sum(x.sampled) > 0 then sum(x.weighted) / sum(x.sampled) end as mean
