@@ -30,7 +30,9 @@ build_one() {  # build_one SQLITE_VERSION BETTER_SQLITE3_VERSION INTEGRITY ROLE
     (cd "$cache/tarballs" && npm pack --silent "better-sqlite3@$package" > /dev/null) || {
       echo "build_sqlites: npm pack better-sqlite3@$package failed (is the npm registry reachable?)"; return 1; }
   fi
-  local actual="sha512-$(openssl dgst -sha512 -binary "$tarball" | base64 -w0)"
+  local actual  # npm's integrity string, computed with Node (which npm needs anyway)
+  actual=$(node -e 'const fs = require("fs"), crypto = require("crypto");
+    process.stdout.write("sha512-" + crypto.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$tarball")
   if [ "$actual" != "$integrity" ]; then
     echo "build_sqlites: $tarball is $actual, the list pins $integrity"; rm -f "$tarball"; return 1
   fi
