@@ -61,11 +61,11 @@ run_gtest() {  # run_gtest LIBDIR BINARY FILTER: each test counts once: passed, 
   local rc=$? ok no skips
   ok=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$out")
   no=$(grep '^\[  FAILED  \] [A-Za-z]' "$out" | sed 's/ (.*//; s/, where GetParam.*//' | sort -u | wc -l)
-  skips=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?, listed below.*/\1/p' "$out")
+  skips=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?[.,].*/\1/p' "$out")
   passed=$((passed + ${ok:-0})) skipped=$((skipped + ${skips:-0}))
   echo "  $binary: ${ok:-0} passed, ${no:-0} failed, ${skips:-0} skipped"
-  if [ -n "$skips" ]; then  # why: the first skip's message
-    grep -m1 -B1 '^\[  SKIPPED \] [A-Za-z]' "$out" | head -1 | sed 's/^/    skipped: /'
+  if [ -n "$skips" ]; then  # why: each skip's message (the line after gtest's "file:line: Skipped")
+    grep -A1 ': Skipped$' "$out" | grep -v ': Skipped$\|^--$' | sort -u | sed 's/^/    skipped: /'
   fi
   if [ "$rc" -eq 0 ] && [ $((${ok:-0} + ${skips:-0})) -eq 0 ]; then fail "$binary: no test matches '$filter'"; fi
   if [ "$rc" -ne 0 ]; then
