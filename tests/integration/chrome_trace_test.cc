@@ -384,11 +384,16 @@ TEST_F(QueryShapes, ASubqueryOverTraceEventsInWhere) {
   EXPECT_EQ(events("select chrome_trace(*) from trace_events where kind = 'kernel' and ts > (select t.ts from "
                    "trace_events t where t.kind = trace_events.kind and t.name = 'no such name') is null"),
             rows("select name, ts from trace_events where kind = 'kernel'"));
-  // Correlated, and finding a row each time: SQLite stops it after that row without telling the scan (it does not
-  // hand a correlated subquery's LIMIT to the table), so two scans are open at once: refused, never guessed.
-  std::string err = db.error_of("select chrome_trace(*) from trace_events where kind = 'kernel' and ts >= (select "
-                                "t.ts from trace_events t where t.kind = 'kernel' and t.name = trace_events.name)");
-  EXPECT_NE(err.find("2 trace_events scans at once"), std::string::npos) << err;
+  // Correlated, and finding a row each time: SQLite stops it after that row. SQLite before 3.51 does not hand a
+  // correlated subquery's LIMIT to the table, so two scans are open at once: refused, never guessed. From 3.51 it
+  // does: the subquery's scan is at its limit, set aside, and the trace is the outer rows'.
+  const std::string correlated = "from trace_events where kind = 'kernel' and ts >= (select t.ts from trace_events t "
+                                 "where t.kind = 'kernel' and t.name = trace_events.name)";
+  std::string err = db.error_of("select chrome_trace(*) " + correlated);
+  if (err.empty())
+    EXPECT_EQ(events("select chrome_trace(*) " + correlated), rows("select name, ts " + correlated));
+  else
+    EXPECT_NE(err.find("2 trace_events scans at once"), std::string::npos) << err;
 }
 
 TEST_F(QueryShapes, ShapesWhereARowIsNotAnEventAreRefused) {
