@@ -270,6 +270,14 @@ int register_options(sqlite3* db, ConnectionState* state, std::string* error) {
   return rc;
 }
 
+// Whether this connection already has nsystrace: its module and its version function.
+bool already_loaded(sqlite3* db) {
+  Statement probe(db,
+                  "SELECT (SELECT count(*) FROM pragma_module_list WHERE name = 'trace_events') + "
+                  "(SELECT count(*) FROM pragma_function_list WHERE name = 'nsystrace_version')");
+  return probe.step() && probe.int64(0) == 2;
+}
+
 }  // namespace nsystrace
 
 extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sqlite3* db, char** pzErrMsg,
@@ -292,6 +300,11 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
     if (sqlite3_libversion_number() < 3038000) {
       error = fmt::format("nsystrace needs SQLite 3.38 or later; this is {}", sqlite3_libversion());
       rc = SQLITE_ERROR;
+    } else if (already_loaded(db)) {
+      // Loaded again into a connection that has it (a binding that loads per cursor or per pool checkout): what the
+      // first load registered stays. Registering again would replace the module, destroying the connection's state
+      // while cursors of the first may still be open (a use-after-free under SQLite 3.39 and 3.40).
+      rc = SQLITE_OK;
     } else {
       rc = sqlite3_create_function_v2(db, "nsystrace_version", 0,
                                       SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,

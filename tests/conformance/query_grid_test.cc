@@ -15,7 +15,8 @@
 
 namespace {
 
-constexpr size_t kExportsPerShape = 8;  // 17 exports: every shape on two or three of them
+// 23 exports: every shape on about two of them, each asked twice (with and without the hidden columns).
+constexpr size_t kExportsPerShape = 12;
 
 std::vector<std::string> real_exports() { return testdb::real_exports(); }
 
@@ -36,7 +37,7 @@ TEST_P(RealExportQueryGrid, EveryShapeGivesSqlitesAnswer) {
   const size_t sample = testdb::sanitizer_stride();
   testdiff::Report r = testdiff::check_query_grid(db, 3, kExportsPerShape * sample, phase);
   for (const auto& f : r.failures) ADD_FAILURE() << f;
-  EXPECT_GT(r.queries, 50 / static_cast<int>(sample));
+  EXPECT_GT(r.queries, 30 / static_cast<int>(sample));
   std::printf("%s: %d query shapes compared\n", GetParam().c_str(), r.queries);
 }
 
