@@ -49,7 +49,13 @@ struct TraceEventsCursor {
 
 class ConnectionState {
  public:
-  explicit ConnectionState(sqlite3* db) : db_(db) {}
+  // Each connection with nsystrace registered is listed for as long as its state lives (loaded_into).
+  explicit ConnectionState(sqlite3* db);
+  ~ConnectionState();
+  ConnectionState(const ConnectionState&) = delete;
+  ConnectionState& operator=(const ConnectionState&) = delete;
+  // Whether this copy of nsystrace is registered on `db` (a second load into it registers nothing).
+  static bool loaded_into(sqlite3* db);
   sqlite3* db() const { return db_; }
 
   void add_cursor(TraceEventsCursor* c) {

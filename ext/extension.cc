@@ -3,6 +3,8 @@
 
 #include <sys/stat.h>
 
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "ext/connection_state.h"
@@ -23,6 +25,30 @@ void ConnectionState::remove_cursor(TraceEventsCursor* c) {
       return;
     }
   }
+}
+
+namespace {
+// The connections this copy of the .so registered on (their states alive), for a second load into one of them.
+std::mutex loaded_mutex;
+std::set<sqlite3*>& loaded_connections() {
+  static std::set<sqlite3*> connections;
+  return connections;
+}
+}  // namespace
+
+ConnectionState::ConnectionState(sqlite3* db) : db_(db) {
+  std::lock_guard<std::mutex> lock(loaded_mutex);
+  loaded_connections().insert(db);
+}
+
+ConnectionState::~ConnectionState() {
+  std::lock_guard<std::mutex> lock(loaded_mutex);
+  loaded_connections().erase(db_);
+}
+
+bool ConnectionState::loaded_into(sqlite3* db) {
+  std::lock_guard<std::mutex> lock(loaded_mutex);
+  return loaded_connections().count(db) != 0;
 }
 
 std::vector<TraceEventsCursor*> ConnectionState::live_cursors() const {
@@ -270,14 +296,6 @@ int register_options(sqlite3* db, ConnectionState* state, std::string* error) {
   return rc;
 }
 
-// Whether this connection already has nsystrace: its module and its version function.
-bool already_loaded(sqlite3* db) {
-  Statement probe(db,
-                  "SELECT (SELECT count(*) FROM pragma_module_list WHERE name = 'trace_events') + "
-                  "(SELECT count(*) FROM pragma_function_list WHERE name = 'nsystrace_version')");
-  return probe.step() && probe.int64(0) == 2;
-}
-
 }  // namespace nsystrace
 
 extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sqlite3* db, char** pzErrMsg,
@@ -300,7 +318,7 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
     if (sqlite3_libversion_number() < 3038000) {
       error = fmt::format("nsystrace needs SQLite 3.38 or later; this is {}", sqlite3_libversion());
       rc = SQLITE_ERROR;
-    } else if (already_loaded(db)) {
+    } else if (ConnectionState::loaded_into(db)) {
       // Loaded again into a connection that has it (a binding that loads per cursor or per pool checkout): what the
       // first load registered stays. Registering again would replace the module, destroying the connection's state
       // while cursors of the first may still be open (a use-after-free under SQLite 3.39 and 3.40).

@@ -96,14 +96,23 @@ def memcpy_bandwidth(raw):
     for kind, src, dst, b, s, e in raw.rows("select copyKind, srcKind, dstKind, bytes, start, max(\"end\", start) "
                                             "from CUPTI_ACTIVITY_KIND_MEMCPY"):
         groups[(kind, src, dst)].append((b, e - s))
+
+    # Equal byte totals are ordered as the recipe orders them: by the direction's label, then "src -> dst" (an id
+    # without a label shows as the id: SQLite orders integers before text).
+    def labels(table):
+        return dict(raw.rows(f"select id, label from {table} where label is not null")) if raw.has(table) else {}
+    oper, mem = labels("ENUM_CUDA_MEMCPY_OPER"), labels("ENUM_CUDA_MEM_KIND")
+    def shown(labels_of, v):
+        return labels_of.get(v, "?" if v is None else str(v))
     out = []
-    for g in groups.values():
+    for (kind, src, dst), g in groups.items():
         nbytes, ns = sum(b for b, _ in g), sum(d for _, d in g)
         peak = max((b * 1.0 / d for b, d in g if d), default=None)
+        direction = (1, oper[kind]) if kind in oper else (0, kind if kind is not None else 0)
         out.append([len(g), raw.round(nbytes / 1e6, 3), raw.round(ns / 1e6, 3),
                     raw.round(nbytes * 1.0 / ns, 3) if ns else None, raw.round(peak, 3) if peak is not None else None,
-                    nbytes])
-    return [r[:5] for r in sorted(out, key=lambda r: -r[5])]
+                    (-nbytes, direction, shown(mem, src) + " -> " + shown(mem, dst))])
+    return [r[:5] for r in sorted(out, key=lambda r: r[5])]
 
 
 def launch_latency(raw):
