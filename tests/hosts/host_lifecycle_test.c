@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int passed, failed;
@@ -64,7 +65,28 @@ static int threads_now(void) {  /* this process's threads (/proc/self/task) */
   return n;
 }
 
-static void* nothing(void* arg) { return arg; }
+/* The threads left once every joined thread is gone. pthread_join returns when the kernel clears the thread's id,
+ * which it does before it removes the thread from /proc/self/task: a joined thread can still be listed for a moment.
+ * Wait up to 5 s for the count to come down to `expected`; a thread left running never goes. */
+static int threads_settled(int expected) {
+  int n = threads_now();
+  for (int waited_ms = 0; n > expected && waited_ms < 5000; waited_ms += 10) {
+    usleep(10 * 1000);
+    n = threads_now();
+  }
+  return n;
+}
+
+static void* note_thread_id(void* arg) {
+  *(long*)arg = (long)syscall(SYS_gettid);
+  return arg;
+}
+
+static void wait_until_gone(long thread_id) {  /* a joined thread, until /proc/self/task forgets it (up to 5 s) */
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%ld", thread_id);
+  for (int waited_ms = 0; access(path, F_OK) == 0 && waited_ms < 5000; waited_ms += 10) usleep(10 * 1000);
+}
 
 static sqlite3* open_profile(const char* path) {
   sqlite3* db = NULL;
@@ -183,8 +205,10 @@ int main(int argc, char** argv) {
   /* A thread started and joined first: ThreadSanitizer starts a thread of its own with the process's first
    * pthread_create, which must not count as one the extension left behind. */
   pthread_t first_thread;
-  pthread_create(&first_thread, NULL, nothing, NULL);
+  long first_thread_id = 0;
+  pthread_create(&first_thread, NULL, note_thread_id, &first_thread_id);
   pthread_join(first_thread, NULL);
+  wait_until_gone(first_thread_id);
   const int threads_at_start = threads_now();
 
   /* 1. Loaded twice into one connection: the second load replaces what the first registered. */
@@ -244,8 +268,8 @@ int main(int argc, char** argv) {
   sqlite3_finalize(mid_scan);  /* the connection closes now */
   check(sqlite3_close(a) == SQLITE_OK, "close the first connection");
   check(sqlite3_close(c) == SQLITE_OK, "close the copy's connection");
-  check(threads_now() == threads_at_start, "no thread left behind: %d now, %d before", threads_now(),
-        threads_at_start);
+  const int threads_left = threads_settled(threads_at_start);
+  check(threads_left == threads_at_start, "no thread left behind: %d now, %d before", threads_left, threads_at_start);
 
   /* Every connection that loaded it is closed, so SQLite has unloaded the .so (and its copy): load it again. */
   sqlite3* again = open_profile(profile);
