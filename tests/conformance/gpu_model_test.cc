@@ -15,47 +15,10 @@
 
 #include "src/readers/gpu_metrics_source.h"
 #include "tests/support/mini_json.h"
+#include "tests/support/perfetto_tools.h"
 #include "tests/support/test_db.h"
 
 namespace {
-
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) return out;
-  std::array<char, 65536> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  if (int status = pclose(p); status != 0) ADD_FAILURE() << command << " failed:\n" << out;
-  return out;
-}
-
-std::string perfetto_tools() {
-  if (testdb::shared_fixtures_dir().empty()) return "";
-  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
-  return access((tools + "/import-stats").c_str(), X_OK) == 0 ? tools : "";
-}
-
-std::string quote_for_shell(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// The trace processor's answer to a query whose one column is text: its values, one per line, unquoted.
-std::vector<std::string> tp_lines(const std::string& tools, const std::string& trace, const std::string& sql) {
-  std::string out = run(tools + "/trace-processor query " + trace + " " + quote_for_shell(sql) + " 2>/dev/null");
-  std::vector<std::string> lines;
-  size_t at = out.find('\n');  // past the header
-  while (at != std::string::npos && at + 1 < out.size()) {
-    size_t end = out.find('\n', at + 1);
-    std::string line = out.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
-    if (line.size() >= 2 && line.front() == '"' && line.back() == '"') line = line.substr(1, line.size() - 2);
-    lines.push_back(line);
-    at = end;
-  }
-  return lines;
-}
 
 // Each GPU operation as "start,duration,invalid end,device,stream,context" (NULL as "null"), sorted: from the trace's
 // gpu_slice (the recorded times where the slice was drawn elsewhere), and from the export's tables in plain SQL. An
@@ -68,10 +31,6 @@ std::string with_session_start(std::string sql, int64_t start) {
   return sql;
 }
 
-int64_t session_start_of(testdb::Db& db) {
-  if (db.integer("select count(*) from sqlite_schema where name = 'TARGET_INFO_SESSION_START_TIME'") == 0) return 0;
-  return db.integer("select coalesce(max(utcEpochNs), 0) from TARGET_INFO_SESSION_START_TIME");
-}
 
 const char* kTraceGpuWork =
     "select coalesce(extract_arg(arg_set_id, 'recorded_ts_ns'), ts - {S}) || ',' || "
@@ -273,7 +232,7 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 class GpuModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: the GPU model check NOT run";
   testdb::TempDir dir("nsystrace_gpu_model");
   std::string param = GetParam(), path;
@@ -292,14 +251,14 @@ TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
   db.integer("select perfetto_trace_file('" + trace + "') from trace_events");
 
   std::vector<std::string> expected = export_gpu_work(db);
-  const int64_t start = session_start_of(db);
-  std::vector<std::string> got = tp_lines(tools, trace, with_session_start(kTraceGpuWork, start));
+  const int64_t start = tp::session_start_ns(db);
+  std::vector<std::string> got = tp::lines(tools, trace, with_session_start(kTraceGpuWork, start));
   EXPECT_EQ(got.size(), expected.size()) << param << ": gpu_slice rows vs the export's kernels + memcpys + memsets";
   EXPECT_EQ(got, expected) << param;
   // The importer's own view: no error or data loss; the arrows from the calls that launched GPU work, as many as the
   // writer linked (nsystrace_last_trace_file's flows: the same count the JSON draws).
-  testjson::Value stats = testjson::parse(run(tools + "/import-stats " + trace));
-  EXPECT_EQ(stats.get("stats")->items.size(), 0u) << param << ": " << run(tools + "/import-stats " + trace);
+  testjson::Value stats = testjson::parse(tp::run(tools + "/import-stats " + trace));
+  EXPECT_EQ(stats.get("stats")->items.size(), 0u) << param << ": " << tp::run(tools + "/import-stats " + trace);
   testjson::Value last = testjson::parse(db.text("select nsystrace_last_trace_file()"));
   EXPECT_EQ(stats.integer("flows"), last.integer("flows")) << param;
   // GPU utilization, on the real exports (all their work is within a viewer's times; a fixture's work at the ends
@@ -307,7 +266,7 @@ TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
   size_t samples = 0;
   if (param.rfind("real/", 0) == 0) {
     std::vector<std::string> utilization = export_utilization(db);
-    EXPECT_EQ(tp_lines(tools, trace, with_session_start(kTraceUtilization, start)), utilization) << param;
+    EXPECT_EQ(tp::lines(tools, trace, with_session_start(kTraceUtilization, start)), utilization) << param;
     samples = utilization.size();
   }
   // The other GPU counters (nsys GPU metrics, CUDA memory in use), with their GPU and unit; the kernels' names and
@@ -316,7 +275,7 @@ TEST_P(GpuModel, EveryGpuOperationIsAGpuSliceWithTheExportsDeviceAndStream) {
   std::vector<std::string> counters = export_gpu_counters(db), trace_counters, trace_kernels;
   const std::string counters_and_kernels = std::string("select 'c' || r from (") + kTraceGpuCounters +
                                            ") union all select 'k' || r from (" + kTraceKernelNames + ")";
-  for (const std::string& line : tp_lines(tools, trace, with_session_start(counters_and_kernels, start)))
+  for (const std::string& line : tp::lines(tools, trace, with_session_start(counters_and_kernels, start)))
     (line[0] == 'c' ? trace_counters : trace_kernels).push_back(line.substr(1));
   std::sort(trace_counters.begin(), trace_counters.end());
   std::sort(trace_kernels.begin(), trace_kernels.end());
@@ -345,7 +304,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GpuModel);
 // report's GPU. main and rank1: the same generated work on GPUs 0 and 1 (the same pids, correlation ids and GPU
 // numbers); rank2: the GPU counters fixture.
 TEST(GpuModelReports, EachReportsGpusAreApartAndEveryOperationIsThere) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: the GPU model check NOT run";
   testdb::TempDir dir("nsystrace_gpu_reports");
   const char* fixtures[] = {"concurrent_gpu_work", "concurrent_gpu_work", "gpu_counters"};
@@ -359,8 +318,8 @@ TEST(GpuModelReports, EachReportsGpusAreApartAndEveryOperationIsThere) {
   std::string trace = dir.file("t.pftrace");
   db.integer("select perfetto_trace_file('" + trace +
              "') from trace_events where schema in ('main', 'rank1', 'rank2')");
-  testjson::Value stats = testjson::parse(run(tools + "/import-stats " + trace));
-  EXPECT_EQ(stats.get("stats")->items.size(), 0u) << run(tools + "/import-stats " + trace);
+  testjson::Value stats = testjson::parse(tp::run(tools + "/import-stats " + trace));
+  EXPECT_EQ(stats.get("stats")->items.size(), 0u) << tp::run(tools + "/import-stats " + trace);
   // Every kernel of every report, as "gpu id,ts,dur", from the trace and from each export (none has a session start:
   // the reports share one clock with no offset).
   std::vector<std::string> expected;
@@ -371,14 +330,14 @@ TEST(GpuModelReports, EachReportsGpusAreApartAndEveryOperationIsThere) {
       expected.push_back(row[0]);
   }
   std::sort(expected.begin(), expected.end());
-  std::vector<std::string> got = tp_lines(
+  std::vector<std::string> got = tp::lines(
       tools, trace,
       with_session_start("select extract_arg(t.dimension_arg_set_id, 'gpu') || ',' || (s.ts - {S}) || ',' || s.dur "
                          "as r from gpu_slice s join gpu_track t on t.id = s.track_id order by r",
-                         session_start_of(db)));
+                         tp::session_start_ns(db)));
   EXPECT_EQ(got.size(), 4000u);
   EXPECT_EQ(got, expected);
-  EXPECT_EQ(tp_lines(tools, trace,
+  EXPECT_EQ(tp::lines(tools, trace,
                      "select distinct cast(extract_arg(t.dimension_arg_set_id, 'gpu') as text) as g from gpu_slice s "
                      "join gpu_track t on t.id = s.track_id order by g"),
             (std::vector<std::string>{"0", "1", "8388608", "8388609"}));
@@ -388,13 +347,13 @@ TEST(GpuModelReports, EachReportsGpusAreApartAndEveryOperationIsThere) {
   for (const std::string& c : export_gpu_counters(rank2))  // "device,..." -> "2 * 2^23 + device,..."
     counters.push_back(std::to_string((2 << 23) + std::stoll(c.substr(0, c.find(',')))) + c.substr(c.find(',')));
   std::sort(counters.begin(), counters.end());
-  EXPECT_EQ(tp_lines(tools, trace, with_session_start(kTraceGpuCounters, session_start_of(db))), counters);
+  EXPECT_EQ(tp::lines(tools, trace, with_session_start(kTraceGpuCounters, tp::session_start_ns(db))), counters);
   EXPECT_EQ(counters.size(), 13u);
 }
 
 // The option: 'slices' writes GPU work as TrackEvent slices (no gpu_slice); anything else is refused.
 TEST(GpuModelOption, SlicesWritesNoGpuSliceAndBadValuesAreRefused) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: the GPU model check NOT run";
   testdb::TempDir dir("nsystrace_gpu_option");
   std::string path = dir.file("profile.sqlite");
@@ -413,18 +372,18 @@ TEST(GpuModelOption, SlicesWritesNoGpuSliceAndBadValuesAreRefused) {
   int64_t gpu_work = db.integer("select count(*) from trace_events where kind in ('kernel', 'memcpy', 'memset')");
   ASSERT_GT(gpu_work, 0);
   const std::string count = "select cast(count(*) as text) from gpu_slice";
-  EXPECT_EQ(tp_lines(tools, slices, count), std::vector<std::string>{"0"});
-  EXPECT_EQ(tp_lines(tools, typed, count), std::vector<std::string>{std::to_string(gpu_work)});
+  EXPECT_EQ(tp::lines(tools, slices, count), std::vector<std::string>{"0"});
+  EXPECT_EQ(tp::lines(tools, typed, count), std::vector<std::string>{std::to_string(gpu_work)});
   // The GPUs (0 and 1) are named in Perfetto's gpu table as their processes are.
   std::vector<std::string> names;
   for (const auto& r : db.rows("select distinct device_id || ',' || process_name from trace_events where kind in "
                                "('kernel', 'memcpy', 'memset') order by 1"))
     names.push_back(r[0]);
   EXPECT_EQ(names.size(), 2u);
-  EXPECT_EQ(tp_lines(tools, typed, "select gpu || ',' || name as r from gpu order by r"), names);
+  EXPECT_EQ(tp::lines(tools, typed, "select gpu || ',' || name as r from gpu order by r"), names);
   const std::string kinds = "select cast(count(*) as text) from slice where category in ('kernel', 'memcpy', 'memset')";
-  EXPECT_EQ(tp_lines(tools, slices, kinds), std::vector<std::string>{std::to_string(gpu_work)});
-  EXPECT_EQ(tp_lines(tools, typed, kinds), std::vector<std::string>{"0"});
+  EXPECT_EQ(tp::lines(tools, slices, kinds), std::vector<std::string>{std::to_string(gpu_work)});
+  EXPECT_EQ(tp::lines(tools, typed, kinds), std::vector<std::string>{"0"});
 }
 
 // What a GPU metric's stored value is multiplied by (src/readers/gpu_metrics_source.h): NVIDIA's metric set

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tests/support/mini_json.h"
+#include "tests/support/perfetto_tools.h"
 #include "tests/support/test_db.h"
 
 namespace {
@@ -25,40 +26,6 @@ std::string large_export() {
   if (testdb::shared_fixtures_dir().empty()) return "";
   std::string path = testdb::shared_fixtures_dir() + "/../large/" + kExport;
   return access(path.c_str(), R_OK) == 0 ? path : "";
-}
-
-std::string perfetto_tools() {
-  if (testdb::shared_fixtures_dir().empty()) return "";
-  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
-  return access((tools + "/import-stats").c_str(), X_OK) == 0 ? tools : "";
-}
-
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) return out;
-  std::array<char, 65536> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  if (int status = pclose(p); status != 0) ADD_FAILURE() << command << " failed:\n" << out;
-  return out;
-}
-
-// The trace processor's answer as lines (header dropped, quotes around a line's text removed).
-std::vector<std::string> tp_lines(const std::string& tools, const std::string& trace, const std::string& sql) {
-  std::string quoted = "'";
-  for (char c : sql) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  std::string out = run(tools + "/trace-processor query " + trace + " " + quoted + "' 2>/dev/null");
-  std::vector<std::string> lines;
-  size_t at = out.find('\n');
-  while (at != std::string::npos && at + 1 < out.size()) {
-    size_t end = out.find('\n', at + 1);
-    std::string line = out.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
-    if (line.size() >= 2 && line.front() == '"' && line.back() == '"') line = line.substr(1, line.size() - 2);
-    lines.push_back(line);
-    at = end;
-  }
-  return lines;
 }
 
 // What each metric's stored value means, from NVIDIA's own documents, written here apart from the reader:
@@ -154,18 +121,18 @@ TEST_P(LargeGpuMetrics, EveryMetricInItsUnitInTraceEvents) {
 // The Perfetto protobuf, as trace processor imports it: no error stat; every sample a value of a GPU counter of GPU
 // 0, one per metric, in its unit, at its wall-clock time; the same per-metric digests as plain SQL.
 TEST_P(LargeGpuMetrics, PerfettoHoldsEverySampleInItsUnitOnItsGpu) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: NOT checked";
   testdb::Db db(path_, /*load_shared_object=*/true);
   testdb::TempDir dir("nsystrace_large_metrics");
   std::string trace = dir.file("t.pftrace");
   db.integer("select perfetto_trace_file('" + trace + "') from trace_events where " +
              (whole_ ? std::string("1") : "kind = 'gpu_metric' and " + where("ts")));
-  testjson::Value stats = testjson::parse(run(tools + "/import-stats " + trace));
-  EXPECT_EQ(stats.get("stats")->items.size(), 0u) << run(tools + "/import-stats " + trace);
+  testjson::Value stats = testjson::parse(tp::run(tools + "/import-stats " + trace));
+  EXPECT_EQ(stats.get("stats")->items.size(), 0u) << tp::run(tools + "/import-stats " + trace);
   const std::string start = db.text("select utcEpochNs from TARGET_INFO_SESSION_START_TIME");
   const std::string ts = "(c.ts - " + start + ")";
-  std::vector<std::string> got = tp_lines(
+  std::vector<std::string> got = tp::lines(
       tools, trace,
       per_metric("t.name", "coalesce(t.unit, '')", ts, "c.value",
                  "counter c join counter_track t on t.id = c.track_id where t.type = 'gpu_counter' and "
@@ -174,12 +141,12 @@ TEST_P(LargeGpuMetrics, PerfettoHoldsEverySampleInItsUnitOnItsGpu) {
   // Samples before the session start are drawn at its start (time 0; a counter keeps no recorded time: its args are
   // its values), not dropped.
   EXPECT_EQ(got, expected_per_metric(db, where("g.timestamp"), kUnit, "max(g.timestamp, 0)"));
-  EXPECT_EQ(tp_lines(tools, trace,
+  EXPECT_EQ(tp::lines(tools, trace,
                      "select distinct cast(extract_arg(t.dimension_arg_set_id, 'gpu') as text) as g from counter_track "
                      "t where t.type = 'gpu_counter' and t.name != 'GPU utilization'"),
             std::vector<std::string>{"0"});
   if (whole_) {
-    EXPECT_EQ(tp_lines(tools, trace,
+    EXPECT_EQ(tp::lines(tools, trace,
                        "select cast(count(*) as text) from counter c join counter_track t on t.id = c.track_id where "
                        "t.type = 'gpu_counter' and t.name != 'GPU utilization'"),
               std::vector<std::string>{"1143318"});

@@ -14,6 +14,7 @@
 
 #include "src/model/export_model.h"
 #include "tests/support/differential.h"
+#include "tests/support/perfetto_tools.h"
 #include "tests/support/test_db.h"
 #include "tests/support/trace_check.h"
 
@@ -179,44 +180,6 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   return n;
 }
 
-std::string run(const std::string& command) {
-  std::string out;
-  if (FILE* p = popen(command.c_str(), "r")) {
-    char buf[65536];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    int status = pclose(p);
-    if (status != 0) ADD_FAILURE() << command << " failed:\n" << out;
-  }
-  return out;
-}
-
-// ../shared's Perfetto tools (import-stats, trace-processor), or "" when absent: the tests that need them skip.
-// A Perfetto trace's times are wall-clock times (the default): the export's session start plus its own times.
-int64_t session_start_ns(testdb::Db& db) {
-  if (db.integer("select count(*) from sqlite_schema where name = 'TARGET_INFO_SESSION_START_TIME'") == 0) return 0;
-  return db.integer("select coalesce(max(utcEpochNs), 0) from TARGET_INFO_SESSION_START_TIME");
-}
-
-std::string perfetto_tools() {
-  if (testdb::shared_fixtures_dir().empty()) return "";
-  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
-  return access((tools + "/import-stats").c_str(), X_OK) == 0 ? tools : "";
-}
-#define SKIP_WITHOUT_PERFETTO(tools) \
-  if ((tools).empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: the check with Perfetto's importer NOT run"
-
-// Perfetto's trace processor's answer to one SQL query over a trace: CSV, a header line first.
-std::string tp_query(const std::string& tools, const std::string& trace, const std::string& sql) {
-  std::string quoted = "'";
-  for (char c : sql) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return run(tools + "/trace-processor query " + trace + " " + quoted + "' 2>/dev/null");
-}
-// The same for a query with one integer answer.
-int64_t tp_integer(const std::string& tools, const std::string& trace, const std::string& sql) {
-  std::string out = tp_query(tools, trace, sql);
-  return std::stoll(out.substr(out.find('\n') + 1));
-}
-
 // A profile made from one of our fixtures (tests/fixtures/<name>.sql) in dir.
 std::string fixture_profile(testdb::TempDir& dir, const std::string& name) {
   std::string profile = dir.file(name + ".sqlite");
@@ -235,7 +198,7 @@ std::pair<testjson::Value, testjson::Value> import_both_formats(const std::strin
   db.integer("select chrome_trace_file('" + json + "') from trace_events where derived in (0, 1)");
   db.integer("select perfetto_trace_file('" + proto + "') from trace_events where derived in (0, 1)");
   for (auto [file, answer] : {std::pair{&json, &out.first}, std::pair{&proto, &out.second}}) {
-    std::string said = run(tools + "/import-stats " + *file + " 2>&1");
+    std::string said = tp::run(tools + "/import-stats " + *file + " 2>&1");
     try {
       *answer = testjson::parse(said);
     } catch (const std::exception& e) {
@@ -252,7 +215,7 @@ std::pair<testjson::Value, testjson::Value> import_both_formats(const std::strin
 // Perfetto's own importer (the one ui.perfetto.dev runs) is the judge: it takes every event of both traces, drops or
 // changes none (its stats show no error or data_loss row), and holds as many slices and flows as we wrote.
 TEST_P(RealExportInPerfetto, PerfettoImportsEveryEvent) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   SKIP_WITHOUT_PERFETTO(tools);
   testdb::TempDir dir("nsystrace_perfetto");
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
@@ -278,7 +241,7 @@ TEST_P(RealExportInPerfetto, PerfettoImportsEveryEvent) {
 // dropped or changed (stats), and the same slices (ts, dur, name, category), flows and counter values; on the whole
 // export and on filtered queries (one kind, a ts window, one GPU).
 TEST_P(RealExportInPerfetto, PerfettoProtobufHoldsWhatTheJsonHolds) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   SKIP_WITHOUT_PERFETTO(tools);
   testdb::TempDir dir("nsystrace_pf");
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
@@ -293,7 +256,7 @@ TEST_P(RealExportInPerfetto, PerfettoProtobufHoldsWhatTheJsonHolds) {
   const std::string slices =
       "select ts, dur, name, category from slice where category != 'cpu_sample' order by ts, dur, name, category";
   // The protobuf's times are wall-clock times (the default): the session start plus the JSON's.
-  const std::string start = std::to_string(session_start_ns(db));
+  const std::string start = std::to_string(tp::session_start_ns(db));
   const std::string proto_slices =
       "select ts - " + start + " as ts, dur, name, coalesce(category, extract_arg(arg_set_id, 'description')) as "
       "category from slice where category is null or category != 'cpu_sample' order by ts, dur, name, category";
@@ -302,18 +265,18 @@ TEST_P(RealExportInPerfetto, PerfettoProtobufHoldsWhatTheJsonHolds) {
     std::string json = dir.file("t.json.gz"), proto = dir.file("t.pftrace");
     db.integer("select chrome_trace_file('" + json + "') from trace_events " + where);
     db.integer("select perfetto_trace_file('" + proto + "') from trace_events " + where);
-    testjson::Value js = testjson::parse(run(tools + "/import-stats " + json));
-    testjson::Value ps = testjson::parse(run(tools + "/import-stats " + proto));
+    testjson::Value js = testjson::parse(tp::run(tools + "/import-stats " + json));
+    testjson::Value ps = testjson::parse(tp::run(tools + "/import-stats " + proto));
     EXPECT_EQ(ps.get("stats")->items.size(), 0u) << where << ": Perfetto dropped or changed events";
     // (Not tracks_with_slices: Perfetto's JSON importer folds a tid-0 row into its process's main thread, where the
     // protobuf keeps it on the "Thread 0" track it is laid out on.)
     int64_t samples = db.integer("select count(*) from trace_events " + where + (where.empty() ? " where " : " and ") +
                                  "kind = 'cpu_sample'");
-    EXPECT_EQ(tp_integer(tools, json, "select count(*) from slice where category = 'cpu_sample'"), samples) << where;
-    EXPECT_EQ(tp_integer(tools, proto, "select count(*) from stack_sample"), samples) << where;
+    EXPECT_EQ(tp::integer(tools, json, "select count(*) from slice where category = 'cpu_sample'"), samples) << where;
+    EXPECT_EQ(tp::integer(tools, proto, "select count(*) from stack_sample"), samples) << where;
     EXPECT_EQ(ps.integer("slices") + samples, js.integer("slices")) << where;
     for (const char* key : {"flows", "counter_values"}) EXPECT_EQ(ps.str(key), js.str(key)) << where << ": " << key;
-    EXPECT_EQ(tp_query(tools, proto, proto_slices), tp_query(tools, json, slices))
+    EXPECT_EQ(tp::query(tools, proto, proto_slices), tp::query(tools, json, slices))
         << where;
     if (where.empty()) {
       auto size = [](const std::string& f) {
@@ -371,7 +334,7 @@ TEST_P(RealExport, StacksAreTheExportsFrames) {
 
 // Perfetto's importer holds every CPU sample as a stack sample of its thread, and the deepest stack frame by frame.
 TEST_P(RealExportInPerfetto, PerfettoHoldsEverySampleWithItsStack) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   SKIP_WITHOUT_PERFETTO(tools);
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
   if (db.integer("select count(*) from sqlite_schema where name in ('COMPOSITE_EVENTS', 'SAMPLING_CALLCHAINS')") < 2)
@@ -379,19 +342,19 @@ TEST_P(RealExportInPerfetto, PerfettoHoldsEverySampleWithItsStack) {
   testdb::TempDir dir("nsystrace_samples");
   std::string proto = dir.file("t.pftrace");
   db.integer("select perfetto_trace_file('" + proto + "') from trace_events where derived in (0, 1)");
-  int64_t samples = tp_integer(tools, proto, "select count(*) from stack_sample");
+  int64_t samples = tp::integer(tools, proto, "select count(*) from stack_sample");
   EXPECT_EQ(samples, db.integer("select count(*) from COMPOSITE_EVENTS"));
   // The deepest stack (the first of them in time), outermost frame first, as Perfetto reads it back.
   int64_t id = db.integer("select c.id from SAMPLING_CALLCHAINS c join COMPOSITE_EVENTS e on e.id = c.id "
                           "order by c.stackDepth desc, e.start, e.globalTid limit 1");
-  int64_t ts = db.integer("select start from COMPOSITE_EVENTS where id = " + std::to_string(id)) + session_start_ns(db);
+  int64_t ts = db.integer("select start from COMPOSITE_EVENTS where id = " + std::to_string(id)) + tp::session_start_ns(db);
   int64_t tid = db.integer("select globalTid & 16777215 from COMPOSITE_EVENTS where id = " + std::to_string(id));
   std::string expected = "\"name\",\"module\"\n";
   for (const auto& r : db.rows("select s.value, m.value from SAMPLING_CALLCHAINS c join StringIds s on s.id = c.symbol "
                                "join StringIds m on m.id = c.module where c.id = " + std::to_string(id) +
                                " order by c.stackDepth desc"))
     expected += "\"" + r[0] + "\",\"" + (r[1].rfind('/', 0) == 0 ? "" : "/") + r[1] + "\"\n";  // Perfetto: paths from "/"
-  std::string got = tp_query(tools, proto, "with recursive a(id, parent_id, frame_id, depth) as (select c.id, c.parent_id, c.frame_id, c.depth "
+  std::string got = tp::query(tools, proto, "with recursive a(id, parent_id, frame_id, depth) as (select c.id, c.parent_id, c.frame_id, c.depth "
                        "from stack_profile_callsite c where c.id = (select s.callsite_id from stack_sample s join "
                        "stack_sample_task_context tc on tc.id = s.task_context_id join thread t using (utid) where s.ts = " +
                        std::to_string(ts) + " and t.tid = " + std::to_string(tid) + " limit 1) union all select c.id, "
@@ -422,7 +385,7 @@ std::vector<std::string> our_fixtures() {  // the fixtures' names, without the e
 class OurFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OurFixture, PerfettoImportsBothFormatsWhole) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   SKIP_WITHOUT_PERFETTO(tools);
   testdb::TempDir dir("nsystrace_fixture");
   testdb::Db db(fixture_profile(dir, GetParam()), /*load_shared_object=*/true);
@@ -482,7 +445,8 @@ TEST_P(RealExportDifferential, PushedDownEqualsFilteredBySqlite) {
   }
   testdb::Db db(copy, /*load_shared_object=*/true, /*writable=*/covering);
   if (covering) testdiff::add_covering_indexes(db);
-  testdiff::Report r = testdiff::check_pushdown(db, 5);
+  // Five values of each column (a heavy export: fewer, at least two; testdb::work_weight).
+  testdiff::Report r = testdiff::check_pushdown(db, std::max<size_t>(2, 5 / testdb::work_weight(db)));
   for (const auto& f : r.failures) ADD_FAILURE() << f;
   std::printf("%s%s: %d pushed-down queries compared\n", file.c_str(), covering ? " (covering indexes)" : "", r.queries);
 }
@@ -504,7 +468,7 @@ namespace {
 // GPU metrics: no real export we have holds them, so our fixture (built from NVIDIA's documented columns) goes through
 // Perfetto's importer in both formats: the same counter samples, named by metric, nothing dropped.
 TEST(PerfettoImporter, GpuMetricsAreTheSameCountersInBothFormats) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   SKIP_WITHOUT_PERFETTO(tools);
   testdb::TempDir dir("nsystrace_metrics");
   testdb::Db db(fixture_profile(dir, "gpu_metrics"), /*load_shared_object=*/true);
@@ -512,15 +476,15 @@ TEST(PerfettoImporter, GpuMetricsAreTheSameCountersInBothFormats) {
   db.integer("select chrome_trace_file('" + json + "') from trace_events where derived in (0, 1)");
   db.integer("select perfetto_trace_file('" + proto + "') from trace_events where derived in (0, 1)");
   for (const std::string& f : {json, proto}) {
-    testjson::Value stats = testjson::parse(run(tools + "/import-stats " + f));
+    testjson::Value stats = testjson::parse(tp::run(tools + "/import-stats " + f));
     EXPECT_EQ(stats.get("stats")->items.size(), 0u) << f;
     EXPECT_EQ(stats.str("counter_values"), "3") << f;
   }
   // Values and times; the JSON importer names a counter "<event name> <arg>", the protobuf track by the metric.
   const std::string q = "select replace(t.name, ' value', ''), c.ts, c.value from counter c join counter_track t "
                         "on t.id = c.track_id order by 2, 1";
-  std::string from_proto = tp_query(tools, proto, q);
-  EXPECT_EQ(from_proto, tp_query(tools, json, q));
+  std::string from_proto = tp::query(tools, proto, q);
+  EXPECT_EQ(from_proto, tp::query(tools, json, q));
   EXPECT_NE(from_proto.find("\"SMs Active\",2000,75"), std::string::npos) << from_proto;
 }
 }  // namespace
@@ -530,14 +494,14 @@ namespace {
 // a stack sample of its thread (the one recorded before 0 at 0), the flame graph totals and self counts of thread
 // "main" as the fixture's header computes them, and the API calls' backtraces as their slices' callstacks.
 TEST(PerfettoImporter, CpuSamplesAreAFlameGraph) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   SKIP_WITHOUT_PERFETTO(tools);
   testdb::TempDir dir("nsystrace_flame");
   testdb::Db db(fixture_profile(dir, "cpu_samples"), /*load_shared_object=*/true);
   std::string proto = dir.file("s.pftrace");
   db.integer("select perfetto_trace_file('" + proto + "') from trace_events where derived in (0, 1)");
-  auto tp = [&](const std::string& q) { return tp_query(tools, proto, q); };
-  EXPECT_EQ(testjson::parse(run(tools + "/import-stats " + proto)).get("stats")->items.size(), 0u);
+  auto tp = [&](const std::string& q) { return tp::query(tools, proto, q); };
+  EXPECT_EQ(testjson::parse(tp::run(tools + "/import-stats " + proto)).get("stats")->items.size(), 0u);
   const std::string samples = "select s.id, s.ts, s.callsite_id, t.tid, t.name as thread from stack_sample s join "
                               "stack_sample_task_context tc on tc.id = s.task_context_id join thread t using (utid)";
   EXPECT_EQ(tp("select ts, tid, thread, callsite_id is null as no_stack from (" + samples + ") order by ts"),
