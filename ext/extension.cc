@@ -161,7 +161,8 @@ void version_function(sqlite3_context* ctx, int, sqlite3_value**) {
   sqlite3_result_text(ctx, NSYSTRACE_VERSION, -1, SQLITE_STATIC);
 }
 
-// nsystrace_create_indexes([schema]): WRITES TO THE PROFILE (the only function that does): indexes on start.
+// nsystrace_create_indexes([schema]): WRITES TO THE PROFILE (the only function that does): indexes on
+// each event table's time column.
 void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   try {
     sqlite3* db = sqlite3_context_db_handle(ctx);
@@ -172,7 +173,7 @@ void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** arg
                               "this function writes indexes into the profile: open it read-write to use it",
                               schema, file && *file ? file : "in memory"));
     }
-    std::vector<std::string> created = create_start_indexes(db, ExportSchema::load(db, schema));
+    std::vector<std::string> created = create_time_indexes(db, ExportSchema::load(db, schema));
     std::string msg = created.empty() ? std::string("nsystrace: no index created (every event table is indexed)")
                                       : "nsystrace: wrote " + std::to_string(created.size()) + " index(es) into the profile:";
     for (const auto& name : created) msg += " " + name;
