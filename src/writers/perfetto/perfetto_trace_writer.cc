@@ -66,9 +66,10 @@ namespace CounterEvent {
 constexpr uint32_t counter_descriptor_iid = 4, counters = 2, counter_id = 1, int_value = 2, double_value = 3;
 }
 // GPU counter ids and descriptor iids (one space for each on the counters' sequence): utilization's counter is 1 and
-// its descriptors 1 + the GPU's index; the other GPU counters' from 2^31 and 2^32 + their index (add_gpu_counter).
-constexpr uint32_t kUtilizationCounter = 1;
-constexpr uint64_t kMetricCounterIdBase = uint64_t{1} << 31, kMetricDescriptorIidBase = uint64_t{1} << 32;
+// its descriptors 1 + the GPU's index; the other GPU counters' ids are 2 + their index (a one- or two-byte varint in
+// every sample), their descriptors' (one per set of counters sampled together) 2^32 + the set's number.
+constexpr uint32_t kUtilizationCounter = 1, kMetricCounterIdBase = 2;
+constexpr uint64_t kMetricDescriptorIidBase = uint64_t{1} << 32;
 namespace GpuInfo { constexpr uint32_t gpus = 1, name = 1; }
 namespace GraphicsContext { constexpr uint32_t iid = 1, pid = 2, api = 3; constexpr uint64_t kCuda = 4; }
 namespace ComputeKernel { constexpr uint32_t iid = 1, name = 2, demangled_name = 3, arch = 4; }
@@ -366,21 +367,23 @@ void PerfettoTraceWriter::begin_counter_packet(int64_t ts) {
   }
 }
 
-// A GPU counter's interned descriptor (its one spec: id, name, description, unit; the GPU it is grouped with), in
-// the current counter packet's interned data.
-void PerfettoTraceWriter::write_gpu_counter_descriptor(uint64_t iid, uint64_t counter_id, std::string_view name,
-                                                       std::string_view description, uint64_t unit, int32_t gpu_id) {
+// An interned descriptor of GPU counters: their specs (id, name, description, unit) and the GPU they are grouped
+// with, in the current counter packet's interned data.
+void PerfettoTraceWriter::write_gpu_counter_descriptor(uint64_t iid, int32_t gpu_id,
+                                                       const std::vector<const CounterSpecText*>& specs) {
   packet_.begin(Packet::interned_data);
   packet_.begin(GpuInterned::gpu_counter_descriptors);
   packet_.varint_field(CounterDescriptor::iid, iid);
   packet_.begin(CounterDescriptor::counter_descriptor);
-  packet_.begin(CounterDescriptor::specs);
-  packet_.varint_field(CounterSpec::counter_id, counter_id);
-  packet_.bytes_field(CounterSpec::name, name);
-  packet_.bytes_field(CounterSpec::description, description);
-  if (unit != 0) packet_.varint_field(CounterSpec::numerator_units, unit);  // 0: MeasureUnit NONE
-  packet_.varint_field(CounterSpec::value_direction, CounterSpec::kForwardsLooking);  // a value holds from its time
-  packet_.end();
+  for (const CounterSpecText* spec : specs) {
+    packet_.begin(CounterDescriptor::specs);
+    packet_.varint_field(CounterSpec::counter_id, spec->counter_id);
+    packet_.bytes_field(CounterSpec::name, spec->name);
+    packet_.bytes_field(CounterSpec::description, spec->description);
+    if (spec->unit != 0) packet_.varint_field(CounterSpec::numerator_units, spec->unit);  // 0: MeasureUnit NONE
+    packet_.varint_field(CounterSpec::value_direction, CounterSpec::kForwardsLooking);  // a value holds from its time
+    packet_.end();
+  }
   packet_.end();
   packet_.int_field(CounterDescriptor::gpu_id, gpu_id);
   packet_.end();
@@ -402,9 +405,9 @@ void PerfettoTraceWriter::write_gpu_counter_value(uint64_t descriptor_iid, uint6
   packet_.end();
 }
 
-// A counter row as a GPU counter of its GPU, one counter (and one interned descriptor, with its unit) per (kind,
-// report, source, name), on the counters' sequence: an nsys GPU metric on the GPU its source samples
-// (gpu_counters.h), in its unit; CUDA memory in use on its device, in bytes.
+// A counter row as a GPU counter of its GPU, one counter per (kind, report, source, name), on the counters'
+// sequence: an nsys GPU metric on the GPU its source samples (gpu_counters.h), in its unit; CUDA memory in use on its
+// device, in bytes. Samples of one GPU at one time share a packet (counter_batch_).
 void PerfettoTraceWriter::add_gpu_counter(const TraceRow& row, int64_t ts, const ArgsSource& args) {
   struct Value final : IgnoringArgs {
     bool has = false, is_int = false;
@@ -427,23 +430,57 @@ void PerfettoTraceWriter::add_gpu_counter(const TraceRow& row, int64_t ts, const
   metric_key_.second.assign(row.name.data(), row.name.size());  // reused: no allocation per sample
   auto [it, fresh] = metric_counters_.try_emplace(metric_key_, metric_counters_.size());
   const uint64_t index = it->second;
-  begin_counter_packet(ts);
+  const int32_t gpu_id = perfetto_gpu_id(row.report, metric ? gpu_metrics_device(row.device_id) : row.device_id);
   if (fresh) {
     constexpr uint64_t kBytes = 7;  // MeasureUnit BYTE
-    write_gpu_counter_descriptor(
-        kMetricDescriptorIidBase + index, kMetricCounterIdBase + index, row.name,
+    counter_specs_.push_back(CounterSpecText{
+        static_cast<uint32_t>(kMetricCounterIdBase + index), std::string(row.name),
         metric ? fmt::format("nsys GPU metric (GPU_METRICS typeId {}{}{})", row.device_id, row.process_name ? ", " : "",
                              row.process_name ? std::string_view(*row.process_name) : "")
                : std::string("Bytes of CUDA memory of this kind allocated on this GPU and not freed "
                              "(CUDA_GPU_MEMORY_USAGE_EVENTS)"),
-        metric ? metric_unit(row.name).perfetto : kBytes,
-        perfetto_gpu_id(row.report, metric ? gpu_metrics_device(row.device_id) : row.device_id));
+        metric ? metric_unit(row.name).perfetto : kBytes});
   }
-  write_gpu_counter_value(kMetricDescriptorIidBase + index, kMetricCounterIdBase + index, [&] {
-    if (value.is_int) packet_.int_field(CounterEvent::int_value, value.i);
-    else packet_.double_field(CounterEvent::double_value, value.d);
-  });
+  CounterBatch& batch = counter_batch_;
+  bool repeated = false;  // a second sample of a counter at one time: a packet of its own, in the rows' order
+  for (const CounterSample& s : batch.samples) repeated = repeated || s.counter == index;
+  if (batch.open && (batch.ts != ts || batch.gpu_id != gpu_id || repeated)) flush_counter_batch();
+  batch.open = true;
+  batch.ts = ts;
+  batch.gpu_id = gpu_id;
+  batch.samples.push_back(CounterSample{index, value.is_int, value.i, value.d});
+}
+
+// The batch's samples as one packet: one GpuCounterEvent with a value per counter, under the interned descriptor of
+// exactly its set of counters (written with the set's first batch; Perfetto finds a counter's spec in the
+// descriptor its event names, and draws a counter on the same track whichever descriptor names it).
+void PerfettoTraceWriter::flush_counter_batch() {
+  CounterBatch& batch = counter_batch_;
+  if (!batch.open) return;
+  batch.set.clear();
+  for (const CounterSample& s : batch.samples) batch.set.push_back(s.counter);
+  std::sort(batch.set.begin(), batch.set.end());
+  auto [set, fresh] = counter_set_iids_.try_emplace(batch.set, kMetricDescriptorIidBase + counter_set_iids_.size());
+  begin_counter_packet(batch.ts);
+  if (fresh) {
+    std::vector<const CounterSpecText*> specs;
+    for (uint64_t counter : batch.set) specs.push_back(&counter_specs_[counter]);
+    write_gpu_counter_descriptor(set->second, batch.gpu_id, specs);
+  }
+  packet_.begin(Packet::gpu_counter_event);
+  packet_.varint_field(CounterEvent::counter_descriptor_iid, set->second);
+  for (const CounterSample& s : batch.samples) {
+    packet_.begin(CounterEvent::counters);
+    packet_.varint_field(CounterEvent::counter_id, counter_specs_[s.counter].counter_id);
+    if (s.is_int) packet_.int_field(CounterEvent::int_value, s.i);
+    else packet_.double_field(CounterEvent::double_value, s.d);
+    packet_.end();
+  }
+  packet_.end();
+  packet_.end();
   maybe_flush();
+  batch.open = false;
+  batch.samples.clear();
 }
 
 // GPU utilization samples: GpuCounterEvents on sequence kCounterSequence, at absolute timestamps on the session clock
@@ -456,9 +493,10 @@ void PerfettoTraceWriter::write_utilization() {
     if (u.gpu >= utilization_described_.size()) utilization_described_.resize(u.gpu + 1, false);
     if (!utilization_described_[u.gpu]) {
       utilization_described_[u.gpu] = true;
-      write_gpu_counter_descriptor(u.gpu + 1, kUtilizationCounter, GpuUtilization::kName,
-                                   "Share of each millisecond during which kernels, memcpys or memsets ran on this GPU",
-                                   CounterSpec::kPercent, perfetto_gpu_id(gpu.report, gpu.device));
+      static const CounterSpecText kUtilization{
+          kUtilizationCounter, GpuUtilization::kName,
+          "Share of each millisecond during which kernels, memcpys or memsets ran on this GPU", CounterSpec::kPercent};
+      write_gpu_counter_descriptor(u.gpu + 1, perfetto_gpu_id(gpu.report, gpu.device), {&kUtilization});
     }
     write_gpu_counter_value(u.gpu + 1, kUtilizationCounter, [&] {
       packet_.double_field(CounterEvent::double_value, GpuUtilization::percent(u.busy_ns));
@@ -867,6 +905,7 @@ void PerfettoTraceWriter::write_gpu_info() {
 
 void PerfettoTraceWriter::finish(std::string_view metadata_json) {
   end_slices_until(INT64_MAX);
+  flush_counter_batch();
   utilization_.finish(utilization_samples_);
   write_utilization();
   write_gpu_info();

@@ -106,8 +106,15 @@ class PerfettoTraceWriter {
   void write_utilization();  // the samples in utilization_samples_, on the counters' sequence
   void begin_counter_packet(int64_t ts);  // a packet on the counters' sequence at the trace's time ts
   void add_gpu_counter(const TraceRow& row, int64_t ts, const ArgsSource& args);  // a counter kind's row
-  void write_gpu_counter_descriptor(uint64_t iid, uint64_t counter_id, std::string_view name,
-                                    std::string_view description, uint64_t unit, int32_t gpu_id);
+  void flush_counter_batch();  // the samples gathered in counter_batch_, as one packet
+  // A GPU counter's spec, as an InternedGpuCounterDescriptor lists it.
+  struct CounterSpecText {
+    uint32_t counter_id;
+    std::string name, description;
+    uint64_t unit;  // Perfetto's MeasureUnit (0: none)
+  };
+  // An interned descriptor of one or more counters (of one GPU), in the current packet's interned data.
+  void write_gpu_counter_descriptor(uint64_t iid, int32_t gpu_id, const std::vector<const CounterSpecText*>& specs);
   template <class WriteValue>
   void write_gpu_counter_value(uint64_t descriptor_iid, uint64_t counter_id, WriteValue write_value);
   uint64_t process_uuid(const Track& track);
@@ -160,9 +167,26 @@ class PerfettoTraceWriter {
   std::vector<uint64_t> frame_ids_;
   uint64_t category_iids_[kKindCount] = {};  // in front of categories_: by kind
   std::string key_;                          // the lookup key of intern(), frame_iid() and callstack_iid()
-  // Counter rows: ((kind << 48) | (report << 32) | typeId or device, name) -> its index (counter id, descriptor iid).
+  // Counter rows: ((kind << 48) | (report << 32) | typeId or device, name) -> its index in counter_specs_.
   std::map<std::pair<int64_t, std::string>, uint64_t, std::less<>> metric_counters_;
   std::pair<int64_t, std::string> metric_key_;
+  struct CounterSample {
+    uint64_t counter;  // index in counter_specs_
+    bool is_int;
+    int64_t i;
+    double d;
+  };
+  // The samples of one GPU at one time, written as one packet when a sample of another time or GPU comes (nsys
+  // samples its GPU metrics 22 or so at a time: one timestamp, one packet header, one descriptor iid for them all).
+  struct CounterBatch {
+    bool open = false;
+    int64_t ts = 0;
+    int32_t gpu_id = 0;
+    std::vector<CounterSample> samples;
+    std::vector<uint64_t> set;  // the batch's counters, sorted: the key of its descriptor
+  } counter_batch_;
+  std::vector<CounterSpecText> counter_specs_;
+  std::map<std::vector<uint64_t>, uint64_t> counter_set_iids_;  // a set of counters -> its descriptor's iid
   FlowLinker flows_;  // endpoints: bind ids of the calls' flows
   uint64_t next_flow_ = 1;
   uint64_t events_ = 0, clamped_ = 0, clamped_late_ = 0;
