@@ -1,7 +1,8 @@
 // The generated grid of query shapes (testdiff::check_query_grid) on every real export in ../shared/fixtures/real:
-// each export runs every `kExportsPerShape`-th shape, starting at its own place in the list, so that together the
-// exports run every shape of the grid (each on several exports) within the suite's time. Skipped, visibly, without
-// ../shared.
+// with n exports, export i runs the shapes whose number is i modulo n, so that together they run every shape of the
+// grid once, each on real data of its own, within the suite's time (the fixtures' grids, tests/integration, run
+// every shape on every fixture). A heavy export (testdb::work_weight w) runs every w-th of its share. Skipped,
+// visibly, without ../shared.
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -14,9 +15,6 @@
 #include "tests/support/test_db.h"
 
 namespace {
-
-// 23 exports: every shape on about two of them, each asked twice (with and without the hidden columns).
-constexpr size_t kExportsPerShape = 12;
 
 std::vector<std::string> real_exports() { return testdb::real_exports(); }
 
@@ -31,11 +29,13 @@ class RealExportQueryGrid : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RealExportQueryGrid, EveryShapeGivesSqlitesAnswer) {
   auto all = real_exports();
-  size_t phase = static_cast<size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin()) % kExportsPerShape;
+  const size_t exports_per_shape = all.size();
+  size_t phase = static_cast<size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin());
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
-  // The sanitizer pass samples further: every stride-th of this export's shapes.
-  const size_t sample = testdb::sanitizer_stride();
-  testdiff::Report r = testdiff::check_query_grid(db, 3, kExportsPerShape * sample, phase);
+  // The sanitizer pass samples further: every stride-th of this export's shapes; a heavy export runs a share of them
+  // as many times smaller as it is heavy (testdb::work_weight).
+  const size_t sample = testdb::sanitizer_stride() * testdb::work_weight(db);
+  testdiff::Report r = testdiff::check_query_grid(db, 3, exports_per_shape * sample, phase);
   for (const auto& f : r.failures) ADD_FAILURE() << f;
   EXPECT_GT(r.queries, 30 / static_cast<int>(sample));
   std::printf("%s: %d query shapes compared\n", GetParam().c_str(), r.queries);

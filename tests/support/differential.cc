@@ -402,8 +402,9 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
       return;
     }
     // The same query without the hidden columns in its select list: the same rows (as a multiset; a LIMIT without
-    // a total order may pick others, so there as many).
-    {
+    // a total order may pick others, so there as many). Every other pair of shapes (so with and without args in
+    // turn): a second scan of the profile for every shape doubled the work on our side.
+    if ((shape / std::max<size_t>(stride, 1)) / 2 % 2 == 0) {
       std::string visible_q = "select " + kGridVisibleSelect + " from %s where " + where + " " + order;
       std::vector<std::vector<std::string>> visible, projected;
       try {

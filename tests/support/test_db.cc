@@ -139,6 +139,10 @@ size_t sanitizer_stride() {
   return env ? static_cast<size_t>(std::max(1, std::atoi(env))) : 1;
 }
 
+size_t work_weight(Db& db) {
+  return 1 + static_cast<size_t>(db.integer("select count(*) from trace_events") / 30000);
+}
+
 std::vector<std::string> sampled_under_sanitizers(const std::vector<std::string>& all) {
   std::vector<std::string> out;
   for (size_t i = 0; i < all.size(); i += sanitizer_stride()) out.push_back(all[i]);

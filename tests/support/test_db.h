@@ -17,6 +17,11 @@ std::vector<std::string> real_exports();
 // stride-th item, instantiated as such (not skipped); the Release pass runs them all. 1 when it is not set.
 size_t sanitizer_stride();
 std::vector<std::string> sampled_under_sanitizers(const std::vector<std::string>& all);
+class Db;
+// How many typical exports' work one real export is: its trace_events rows / 30,000, at least 1 (the H200 PyTorch
+// export, 69,063 rows, is 3). The tests that run a share of a generated grid on each export run a share that many
+// times smaller on a heavy one, so that one export does not hold up the suite.
+size_t work_weight(Db& db);
 // Our own profiles, as paths relative to source_dir(): examples/example_profile.sql first, then
 // tests/fixtures/*.sql sorted.
 std::vector<std::string> fixture_scripts();
