@@ -101,8 +101,11 @@ def node():
         for f in ("package.json", "package-lock.json"):
             shutil.copy(os.path.join(example, f), modules)
         # No prebuilt download: prebuild-install is told to build from source, node-gyp uses the local headers.
+        # CFLAGS/CXXFLAGS come last on node-gyp's compile lines: -O0 overrides the package's -O3, which made the
+        # bundled sqlite3.c alone minutes of a 2-core CI (the example's few queries need no optimizer).
         run([npm, "ci", "--no-audit", "--no-fund", "--build-from-source"], modules,
-            {"npm_config_nodedir": nodedir, "npm_config_build_from_source": "true", "JOBS": "2"},
+            {"npm_config_nodedir": nodedir, "npm_config_build_from_source": "true", "JOBS": "2",
+             "CFLAGS": "-O0", "CXXFLAGS": "-O0"},
             "npm ci (better-sqlite3 from source)")
         compiled = os.path.join(modules, "node_modules", "better-sqlite3", "build", "Release", "obj.target",
                                 "better_sqlite3", "src", "better_sqlite3.o")
