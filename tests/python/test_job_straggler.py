@@ -281,6 +281,11 @@ if __name__ == "__main__":
               done.returncode == 0 and [len(written[n]) for n in ("ranks", "steps", "waits")] == [5, 16, 61]
               and written["steps"][0] == step_cols and written["waits"][0] == wait_cols,
               done.stderr[-500:])
+        done = subprocess.run([sys.executable, "-m", "nsystrace", "stats", "job_summary", *ranks, "-j", "2"],
+                              capture_output=True, text=True, env=env)
+        check("without --collective on these exports: the step-end straggler, and stderr says so",
+              done.returncode == 0 and "straggler_by 'step end'" in done.stderr and "--collective" in done.stderr,
+              done.stderr[-500:])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -1,11 +1,12 @@
 """`nsystrace stats REPORT rank*.sqlite`: a recipe run on every report of a job, in parallel, as one table with a
 `report` column (and `rank` when the file name or the export says it); and `job_summary`, what no single-report tool
-gives: per rank, GPU busy, NCCL and idle time, and the straggler at each NVTX step.
+gives: per rank, GPU busy, NCCL, idle, compute and wait time, and at each NVTX step the straggler (the last rank to
+arrive at the step's collective), its lateness and each rank's wait.
 
     nsystrace stats top_kernels rank*.sqlite                  a terminal table
     nsystrace stats cuda_gpu_kern_sum rank*.sqlite -o k.csv   CSV (or -o k.sqlite: an SQLite table)
     nsystrace stats my_query.sql rank*.sqlite -j 8            any .sql file
-    nsystrace stats job_summary rank*.sqlite --step 'train_step%'
+    nsystrace stats job_summary rank*.sqlite --step 'train_step%' --collective allreduce
     nsystrace stats top_kernels rank*.sqlite --scheduler tcp://host:8786     on a Dask cluster
 
 From Python: run_recipe("top_kernels", paths) and job_summary(paths) return (columns, rows).
@@ -343,12 +344,12 @@ def write_table(columns, rows, output, table, inputs=()):
 
 
 DESCRIPTION = """a recipe on every report of a job, in parallel, as one table (a `report` column, and `rank` when
-the file name or the export says it); or job_summary: per rank GPU busy, NCCL and idle time, and the straggler at
-each NVTX step (docs/job.md).
+the file name or the export says it); or job_summary: per rank GPU busy, NCCL, idle, compute and wait time, and at
+each NVTX step the straggler (the last to arrive at the step's collective) and each rank's wait (docs/job.md).
 
   nsystrace stats top_kernels rank*.sqlite                  a table on the terminal
   nsystrace stats cuda_gpu_kern_sum rank*.sqlite -o k.csv   CSV (-o k.sqlite: a table named after the recipe)
-  nsystrace stats job_summary rank*.sqlite --step 'train_step%'
+  nsystrace stats job_summary rank*.sqlite --step 'train_step%' --collective allreduce
   nsystrace stats top_kernels rank*.sqlite --scheduler tcp://host:8786   on a Dask cluster"""
 
 
@@ -379,12 +380,15 @@ def run(args):
             tables = job_summary_tables(args.profiles, args.step, args.collective, args.jobs, args.scheduler,
                                         args.progress)
         else:
+            if args.collective is not None:
+                raise StatsError(f"--collective is an option of {SUMMARY}, not of the recipe {args.recipe!r}")
             columns, rows = run_recipe(args.recipe, args.profiles, args.jobs, args.scheduler, args.progress)
             tables = [(find_recipe(args.recipe)[0], columns, rows)]
         if tables[0][0] == SUMMARY + "_ranks" and any(r[7] == "step end" for r in tables[1][2]):
-            print("nsystrace: job_summary: no NCCL kernel or NCCL NVTX range in some steps: their straggler is whose "
-                  "step ends last (straggler_by 'step end'); name the ranges where the ranks meet with --collective",
-                  file=sys.stderr)
+            missing = (f"no NVTX range like {args.collective!r}" if args.collective is not None
+                       else "no NCCL kernel or NCCL NVTX range")
+            print(f"nsystrace: job_summary: {missing} in some steps: their straggler is whose step ends last "
+                  "(straggler_by 'step end'); name the ranges where the ranks meet with --collective", file=sys.stderr)
         for i, (table, columns, rows) in enumerate(tables):
             if args.output is None:
                 print(("\n" if i else "") + f"{table} ({len(rows)} rows)\n" + format_table(columns, rows))
