@@ -328,6 +328,47 @@ if __name__ == "__main__":
         check("NCCL time is the union of each GPU's nccl kernels (raw tables)",
               row["nccl_ns"] == sum(union(v) for v in nccl.values()) > 0, row)
         check("idle time is each GPU's span without its busy time", row["idle_ns"] == idle, f"{row['idle_ns']} != {idle}")
+
+        # Its `step N` ranges launch NCCL kernels: without --collective, each step's collective is its first NCCL
+        # kernel (by the start of the CUDA call that launched it, inside the step, in the step's process); the
+        # arrival is the kernel's start. The truth from the raw tables of one copy, placed at each copy's start.
+        raw = sqlite3.connect(f"file:{example[0]}?mode=ro", uri=True)
+        firsts = raw.execute("""
+            with steps as (select coalesce(n.text, s.value) as name, n.start, n."end" as stop,
+                                  n.globalTid / 16777216 as pid,
+                                  row_number() over (partition by coalesce(n.text, s.value)
+                                                     order by n.start, n."end") as occurrence
+                           from NVTX_EVENTS n left join StringIds s on s.id = n.textId
+                           where coalesce(n.text, s.value) like 'step%' and n."end" > n.start),
+            nccl as (select r.start as launched, k.start, k."end" as stop, k.globalPid / 16777216 as pid
+                     from CUPTI_ACTIVITY_KIND_KERNEL k join StringIds s on s.id = k.shortName
+                     join CUPTI_ACTIVITY_KIND_RUNTIME r on r.correlationId = k.correlationId
+                                                       and r.globalTid / 16777216 = k.globalPid / 16777216
+                     where s.value like 'nccl%'),
+            picked as (select st.name, st.occurrence, c.start, c.stop,
+                              row_number() over (partition by st.name, st.occurrence order by c.launched, c.start) as pick
+                       from steps st join nccl c on c.pid = st.pid and c.launched between st.start and st.stop)
+            select name, occurrence, start, stop - start from picked where pick = 1""").fetchall()
+        origin = raw.execute("select utcEpochNs from TARGET_INFO_SESSION_START_TIME").fetchone()[0]
+        raw.close()
+        shifts = [0, 3_000_000, 1_000_000]
+        want = {}
+        for name, n, start, dur in firsts:
+            arrivals = [origin + shift + start for shift in shifts]
+            want[(name, n)] = [max(0, min(max(arrivals), a + dur) - a) for a in arrivals]
+        tables = stats.job_summary_tables(example, jobs=2)
+        nccl_steps = [dict(zip(tables[1][1], r)) for r in tables[1][2]]
+        nccl_waits = [dict(zip(tables[2][1], r)) for r in tables[2][2]]
+        check("NCCL kernels as the collective: the rank started 3 ms later arrives last, by 3 ms, at every step",
+              len(firsts) > 10 and len(nccl_steps) == len(firsts) and all(
+                  s["straggler_by"] == "collective" and s["collective"].startswith("nccl")
+                  and s["straggler_report"] == "ex_rank1.sqlite" and s["lateness_ns"] == 3_000_000
+                  and s["first_arrival_utc_ns"] == origin + dict(((f[0], f[1]), f[2]) for f in firsts)[
+                      (s["step"], s["occurrence"])] for s in nccl_steps), nccl_steps[:1])
+        check("each rank's wait in the NCCL kernel as the raw tables say (clipped to the kernel)",
+              len(nccl_waits) == 3 * len(firsts) and all(
+                  w["wait_ns"] == want[(w["step"], w["occurrence"])][int(w["report"][7])] for w in nccl_waits),
+              nccl_waits[:3])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

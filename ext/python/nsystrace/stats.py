@@ -1,21 +1,24 @@
 """`nsystrace stats REPORT rank*.sqlite`: a recipe run on every report of a job, in parallel, as one table with a
 `report` column (and `rank` when the file name or the export says it); and `job_summary`, what no single-report tool
-gives: per rank, GPU busy, NCCL and idle time, and the straggler at each NVTX step.
+gives: per rank, GPU busy, NCCL, idle, compute and wait time, and at each NVTX step the straggler (the last rank to
+arrive at the step's collective), its lateness and each rank's wait.
 
     nsystrace stats top_kernels rank*.sqlite                  a terminal table
     nsystrace stats cuda_gpu_kern_sum rank*.sqlite -o k.csv   CSV (or -o k.sqlite: an SQLite table)
     nsystrace stats my_query.sql rank*.sqlite -j 8            any .sql file
-    nsystrace stats job_summary rank*.sqlite --step 'train_step%'
+    nsystrace stats job_summary rank*.sqlite --step 'train_step%' --collective allreduce
     nsystrace stats top_kernels rank*.sqlite --scheduler tcp://host:8786     on a Dask cluster
 
 From Python: run_recipe("top_kernels", paths) and job_summary(paths) return (columns, rows).
 The reports stay where they are (on a cluster, a filesystem the workers share); only result rows travel.
 """
+import bisect
 import contextlib
 import csv
 import os
 import re
 import sqlite3
+import sys
 
 from nsystrace import fanout, recipes
 from nsystrace.errors import ConversionFailed, Failure
@@ -136,51 +139,153 @@ GPU_WORK = "kind in ('kernel', 'memcpy', 'memset')"
 NCCL_WORK = "kind = 'kernel' and name like 'nccl%'"
 
 
+# NCCL's NVTX ranges (its domain, `NCCL`) that are collectives or point-to-point calls; ncclCommInitRank,
+# ncclGroupStart and the like are not where ranks meet.
+NCCL_NVTX_COLLECTIVES = ("ncclAllReduce", "ncclAllGather", "ncclReduceScatter", "ncclBroadcast", "ncclBcast",
+                         "ncclReduce", "ncclAlltoAll", "ncclGather", "ncclScatter", "ncclSend", "ncclRecv")
+
+# Where a step's collective comes from, in the order job_summary looks for it when --collective is not given.
+NCCL_KERNELS, NCCL_NVTX, NAMED_NVTX = "nccl kernel", "nccl nvtx", "nvtx"
+
+
+def _first_in_steps(steps, candidates):
+    """For each step (pid, start, end), the first candidate (pid, anchor, name, ts, dur) of its process whose anchor
+    lies in [start, end]: (name, ts, dur) or None. Candidates sorted by (anchor, ts)."""
+    by_pid = {}
+    for c in candidates:
+        by_pid.setdefault(c[0], []).append(c)
+    anchors = {pid: [c[1] for c in rows] for pid, rows in by_pid.items()}
+    firsts = []
+    for pid, start, end in steps:
+        i = bisect.bisect_left(anchors.get(pid, ()), start)
+        rows = by_pid.get(pid, ())
+        firsts.append(tuple(rows[i][2:]) if i < len(rows) and rows[i][1] <= end else None)
+    return firsts
+
+
 def summarize_report(task):
-    """A worker's task: (path, step LIKE pattern) -> ({gpus, busy, idle, nccl, first, last}, [(step, n, end)])."""
-    path, step = task
+    """A worker's task: (path, step LIKE pattern, collective LIKE pattern or None) -> ({gpus, busy, idle, nccl,
+    first, last}, [(step, n, start, end, {source: (collective name, ts, dur) or None})])."""
+    path, step, collective = task
     with _worker_connection(path) as conn:
         gpus, busy, idle, first, last = conn.execute(_busy_sql(GPU_WORK)).fetchone()
         nccl = conn.execute(_busy_sql(NCCL_WORK)).fetchone()[1]
         steps = conn.execute(
-            "select name, row_number() over (partition by name order by ts, ts + dur) as n, ts + dur "
-            "from trace_events where kind = 'nvtx' and dur > 0 and name like ? order by name, n",
+            "select name, row_number() over (partition by name order by ts, ts + dur) as n, ts, ts + dur, "
+            "global_pid from trace_events where kind = 'nvtx' and dur > 0 and name like ? order by ts, ts + dur",
             (step,)).fetchall()
-    return ({"gpus": gpus, "busy": busy, "idle": idle, "nccl": nccl, "first": first, "last": last},
-            [tuple(s) for s in steps])
+        candidates = {
+            # An NCCL kernel belongs to the step whose range holds the CUDA call that launched it (the kernel
+            # itself may run after the step's CPU range has ended); its arrival is when the GPU started it.
+            NCCL_KERNELS: conn.execute(
+                "select global_pid, coalesce(call_ts, ts), name, ts, dur from trace_events "
+                "where kind = 'kernel' and name like 'nccl%' order by 2, 4").fetchall(),
+            NCCL_NVTX: conn.execute(
+                "select global_pid, ts, name, ts, dur from trace_events where kind = 'nvtx' and domain = 'NCCL' "
+                f"and dur is not null and name in ({', '.join('?' * len(NCCL_NVTX_COLLECTIVES))}) order by 2, 4",
+                NCCL_NVTX_COLLECTIVES).fetchall(),
+        }
+        if collective is not None:
+            candidates[NAMED_NVTX] = conn.execute(
+                "select global_pid, ts, name, ts, dur from trace_events where kind = 'nvtx' and dur is not null "
+                "and name like ? order by 2, 4", (collective,)).fetchall()
+    spans = [(pid, s, e) for _, _, s, e, pid in steps]
+    firsts = {source: _first_in_steps(spans, rows) for source, rows in candidates.items()}
+    out = [(name, n, s, e, {source: firsts[source][i] for source in firsts})
+           for i, (name, n, s, e, _) in enumerate(steps)]
+    return {"gpus": gpus, "busy": busy, "idle": idle, "nccl": nccl, "first": first, "last": last}, out
 
 
-def job_summary(paths, step="step%", jobs=None, scheduler=None, progress=False):
-    """Per rank (report): GPUs, GPU busy ns (union of its kernels, memcpys and memsets per GPU, summed over GPUs),
-    NCCL ns (the same for kernels named nccl*), idle ns (per GPU, from its first operation to its last, the time
-    it ran nothing; summed), and span; then per NVTX step (ranges named like `step`, matched across ranks by name
-    and occurrence): the straggler (the rank whose step ends last, in wall-clock time) and the spread of the ends.
-    Returns ((rank columns, rank rows), (step columns, step rows))."""
+RANK_COLUMNS = ["report", "rank", "gpus", "gpu_busy_ns", "nccl_ns", "idle_ns", "gpu_span_ns",
+                "step_ns", "compute_ns", "wait_ns", "straggler_steps"]
+STEP_COLUMNS = ["step", "occurrence", "ranks", "straggler_report", "straggler_rank", "last_end_utc_ns", "spread_ns",
+                "straggler_by", "collective", "collective_ranks", "first_arrival_utc_ns", "last_arrival_utc_ns",
+                "lateness_ns", "last_end_report", "last_end_rank"]
+WAIT_COLUMNS = ["step", "occurrence", "report", "rank", "collective", "arrival_utc_ns", "behind_first_ns",
+                "collective_ns", "wait_ns", "straggler"]
+
+
+def _collective_source(results, collective):
+    """The collective every report is read with: the NVTX ranges the user named, else NCCL's kernels where any
+    report has one in a step, else NCCL's NVTX ranges, else none (the straggler is then whose step ends last)."""
+    if collective is not None:
+        return NAMED_NVTX
+    for source in (NCCL_KERNELS, NCCL_NVTX):
+        if any(firsts[source] for _, steps in results for *_, firsts in steps):
+            return source
+    return None
+
+
+def job_summary_tables(paths, step="step%", collective=None, jobs=None, scheduler=None, progress=False):
+    """The job summary's three tables, [(name, columns, rows)]: job_summary_ranks, job_summary_steps and
+    job_summary_waits (a row per step and rank that reached the step's collective). docs/job.md defines each
+    column."""
     paths = list(paths)
     infos = [fanout.report_info(p) for p in paths]
-    results = fan_out(summarize_report, [(os.path.abspath(p), step) for p in paths], jobs, scheduler, progress,
-                      what=SUMMARY)
+    results = fan_out(summarize_report, [(os.path.abspath(p), step, collective) for p in paths], jobs, scheduler,
+                      progress, what=SUMMARY)
     labels = report_labels(paths)
-    rank_columns = ["report", "rank", "gpus", "gpu_busy_ns", "nccl_ns", "idle_ns", "gpu_span_ns"]
-    rank_rows = []
-    for label, info, (m, _) in zip(labels, infos, results):
-        span = m["last"] - m["first"] if m["first"] is not None else 0
-        rank_rows.append((label, info["rank"], m["gpus"], m["busy"], m["nccl"], m["idle"], span))
-    # Steps on wall-clock time: each report's session start + its end. Reports without one cannot be compared.
-    ends = {}
-    for label, info, (_, steps) in zip(labels, infos, results):
-        if info["session_start_utc_ns"] is None:
+    source = _collective_source(results, collective)
+    if collective is not None and not any(firsts[NAMED_NVTX] for _, steps in results for *_, firsts in steps):
+        # A typo must not quietly give the step ends' straggler.
+        raise StatsError(f"--collective {collective!r}: no NVTX range of that name starts inside a step "
+                         f"(--step {step!r}) of any report")
+    # Steps on wall-clock time: each report's session start + its times. Reports without one cannot be compared.
+    by_step = {}
+    for k, (info, (_, steps)) in enumerate(zip(infos, results)):
+        origin = info["session_start_utc_ns"]
+        if origin is None:
             continue
-        for name, n, end in steps:
-            ends.setdefault((name, n), []).append((info["session_start_utc_ns"] + end, label, info["rank"]))
-    step_columns = ["step", "occurrence", "ranks", "straggler_report", "straggler_rank", "last_end_utc_ns",
-                    "spread_ns"]
-    step_rows = []
-    for (name, n), got in sorted(ends.items()):
-        got.sort(key=lambda x: x[0])
-        last = got[-1]
-        step_rows.append((name, n, len(got), last[1], last[2], last[0], last[0] - got[0][0]))
-    return (rank_columns, rank_rows), (step_columns, step_rows)
+        for name, n, start, end, firsts in steps:
+            by_step.setdefault((name, n), []).append((k, origin + start, origin + end, firsts.get(source)))
+    step_rows, wait_rows = [], []
+    waits = [0] * len(paths)
+    straggles = [0] * len(paths)
+    # In time order: by the step's earliest start on any rank.
+    for (name, n), got in sorted(by_step.items(), key=lambda item: (min(g[1] for g in item[1]), item[0])):
+        ended = sorted(got, key=lambda g: (g[2], g[0]))
+        last_end, first_end = ended[-1], ended[0]
+        # Arrival: the start of the rank's collective (wall-clock). Ties go to the later report in the list.
+        arrived = sorted(((infos[k]["session_start_utc_ns"] + c[1], k, c) for k, _, _, c in got if c is not None),
+                         key=lambda a: (a[0], a[1]))
+        if arrived:
+            first_arrival, last_arrival = arrived[0][0], arrived[-1][0]
+            straggler = arrived[-1][1]
+            for at, k, (cname, cts, cdur) in arrived:
+                # The wait: from the rank's arrival to the last rank's, within its own collective range.
+                wait = max(0, min(last_arrival, at + cdur) - at)
+                waits[k] += wait
+                wait_rows.append((name, n, labels[k], infos[k]["rank"], cname, at, at - first_arrival, cdur, wait,
+                                  int(k == straggler)))
+            by, cname = "collective", arrived[-1][2][0]
+        else:
+            first_arrival = last_arrival = cname = None
+            straggler, by = last_end[0], "step end"
+        straggles[straggler] += 1
+        step_rows.append((name, n, len(got), labels[straggler], infos[straggler]["rank"], last_end[2],
+                          last_end[2] - first_end[2], by, cname, len(arrived), first_arrival, last_arrival,
+                          None if first_arrival is None else last_arrival - first_arrival,
+                          labels[last_end[0]], infos[last_end[0]]["rank"]))
+    rank_rows = []
+    for k, (label, info, (m, steps)) in enumerate(zip(labels, infos, results)):
+        span = m["last"] - m["first"] if m["first"] is not None else 0
+        step_ns = sum(e - s for _, _, s, e, _ in steps)
+        compared = info["session_start_utc_ns"] is not None
+        rank_rows.append((label, info["rank"], m["gpus"], m["busy"], m["nccl"], m["idle"], span, step_ns,
+                          step_ns - waits[k] if compared else None, waits[k] if compared else None,
+                          straggles[k] if compared else None))
+    return [(SUMMARY + "_ranks", RANK_COLUMNS, rank_rows), (SUMMARY + "_steps", STEP_COLUMNS, step_rows),
+            (SUMMARY + "_waits", WAIT_COLUMNS, wait_rows)]
+
+
+def job_summary(paths, step="step%", jobs=None, scheduler=None, progress=False, collective=None):
+    """Per rank (report): GPUs, GPU busy ns, NCCL ns, idle ns, span, and over its steps compute, wait and how often
+    it was the straggler; per NVTX step (ranges named like `step`, matched across ranks by name and occurrence):
+    the straggler (the last to enter the step's first collective; without a collective, whose step ends last) and
+    its lateness. Returns ((rank columns, rank rows), (step columns, step rows)); job_summary_tables() gives the
+    per-rank waits of each step too."""
+    ranks, steps, _ = job_summary_tables(paths, step, collective, jobs, scheduler, progress)
+    return (ranks[1], ranks[2]), (steps[1], steps[2])
 
 
 # ---- output ------------------------------------------------------------------------------------------------------
@@ -239,12 +344,12 @@ def write_table(columns, rows, output, table, inputs=()):
 
 
 DESCRIPTION = """a recipe on every report of a job, in parallel, as one table (a `report` column, and `rank` when
-the file name or the export says it); or job_summary: per rank GPU busy, NCCL and idle time, and the straggler at
-each NVTX step (docs/job.md).
+the file name or the export says it); or job_summary: per rank GPU busy, NCCL, idle, compute and wait time, and at
+each NVTX step the straggler (the last to arrive at the step's collective) and each rank's wait (docs/job.md).
 
   nsystrace stats top_kernels rank*.sqlite                  a table on the terminal
   nsystrace stats cuda_gpu_kern_sum rank*.sqlite -o k.csv   CSV (-o k.sqlite: a table named after the recipe)
-  nsystrace stats job_summary rank*.sqlite --step 'train_step%'
+  nsystrace stats job_summary rank*.sqlite --step 'train_step%' --collective allreduce
   nsystrace stats top_kernels rank*.sqlite --scheduler tcp://host:8786   on a Dask cluster"""
 
 
@@ -252,14 +357,18 @@ def add_arguments(p):
     p.add_argument("recipe", metavar="REPORT",
                    help=f"a recipe of sql/ or sql/nsys_stats/ by name, a .sql file, or {SUMMARY}")
     p.add_argument("profiles", nargs="+", metavar="PROFILE", help=".sqlite exports (one per rank)")
-    p.add_argument("-o", "--output", help="x.csv, or x.sqlite (a table named after the recipe; job_summary: two "
-                                          "tables, or x.csv and x.steps.csv); default: a table on the terminal")
+    p.add_argument("-o", "--output", help="x.csv, or x.sqlite (a table named after the recipe; job_summary: three "
+                                          "tables, or x.csv, x.steps.csv and x.waits.csv); default: a table on the "
+                                          "terminal")
     p.add_argument("-j", "--jobs", type=int, help="reports at a time (default: the cores available)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster (tcp://host:8786; Debian's python3-distributed) instead of local "
                         "processes; its workers must see the reports at the same paths")
     p.add_argument("--step", default="step%",
                    help=f"{SUMMARY}: the NVTX ranges that are steps, a LIKE pattern (default: step%%)")
+    p.add_argument("--collective", metavar="NAME",
+                   help=f"{SUMMARY}: the NVTX ranges where the ranks meet in a step, a LIKE pattern (e.g. allreduce; "
+                        "default: NCCL's kernels, else NCCL's NVTX ranges, where the reports have them)")
     p.add_argument("--progress", dest="progress", action="store_true", default=None,
                    help="reports done / total on stderr (default: when stderr is a terminal)")
     p.add_argument("--no-progress", dest="progress", action="store_false")
@@ -268,18 +377,25 @@ def add_arguments(p):
 def run(args):
     try:
         if args.recipe in (SUMMARY, SUMMARY + ".sql") and not os.path.isfile(args.recipe):
-            (rc, rr), (sc, sr) = job_summary(args.profiles, args.step, args.jobs, args.scheduler, args.progress)
-            tables = [(SUMMARY + "_ranks", rc, rr), (SUMMARY + "_steps", sc, sr)]
+            tables = job_summary_tables(args.profiles, args.step, args.collective, args.jobs, args.scheduler,
+                                        args.progress)
         else:
+            if args.collective is not None:
+                raise StatsError(f"--collective is an option of {SUMMARY}, not of the recipe {args.recipe!r}")
             columns, rows = run_recipe(args.recipe, args.profiles, args.jobs, args.scheduler, args.progress)
             tables = [(find_recipe(args.recipe)[0], columns, rows)]
+        if tables[0][0] == SUMMARY + "_ranks" and any(r[7] == "step end" for r in tables[1][2]):
+            missing = (f"no NVTX range like {args.collective!r}" if args.collective is not None
+                       else "no NCCL kernel or NCCL NVTX range")
+            print(f"nsystrace: job_summary: {missing} in some steps: their straggler is whose step ends last "
+                  "(straggler_by 'step end'); name the ranges where the ranks meet with --collective", file=sys.stderr)
         for i, (table, columns, rows) in enumerate(tables):
             if args.output is None:
                 print(("\n" if i else "") + f"{table} ({len(rows)} rows)\n" + format_table(columns, rows))
             else:
                 output = args.output
-                if i and output.lower().endswith(".csv"):  # the summary's second table beside the first
-                    output = output[:-4] + ".steps.csv"
+                if i and output.lower().endswith(".csv"):  # the summary's other tables beside the first
+                    output = output[:-4] + "." + table[len(SUMMARY + "_"):] + ".csv"
                 write_table(columns, rows, output, table, args.profiles)
                 print(f"nsystrace: wrote {len(rows)} rows of {table} to {output}")
     except (StatsError, FileNotFoundError, ValueError) as e:
