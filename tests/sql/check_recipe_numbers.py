@@ -771,6 +771,46 @@ def queue_depth(raw, bucket_ns=100_000_000, max_buckets=100_000):
                 for k, b in sorted(buckets.items())]
     return out
 
+
+def cuda_memory_peak(raw):
+    """Per (GPU, memory kind) from CUDA_GPU_MEMORY_USAGE_EVENTS: the bytes in use after each row (allocations minus
+    frees, in (start, rowid) order, every process summed), the first row that reaches the largest value, the CUDA call
+    of its correlation id, that call's thread's NVTX ranges open at the row's start (start <= t < end, outermost
+    first), and the kind's totals."""
+    if not raw.has("CUDA_GPU_MEMORY_USAGE_EVENTS"):
+        return []
+    labels = dict(raw.rows("select id, label from ENUM_CUDA_MEM_KIND")) if raw.has("ENUM_CUDA_MEM_KIND") else {}
+    calls = api_calls(raw)
+    per_kind = defaultdict(list)
+    for rowid, s, g, d, kind, op, b, addr, corr in raw.rows(
+            "select rowid, start, globalPid, deviceId, memKind, memoryOperationType, bytes, address, correlationId "
+            "from CUDA_GPU_MEMORY_USAGE_EVENTS order by start, rowid"):
+        per_kind[(d, kind)].append((s, rowid, g, op, b, addr, corr))
+    text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
+    out = []
+    for (d, kind), rows in per_kind.items():
+        in_use, peak = 0, None
+        for s, rowid, g, op, b, addr, corr in rows:
+            in_use += b if op == 0 else -b if op == 1 else 0
+            if peak is None or in_use > peak[0]:
+                peak = (in_use, s, g, b, addr, corr)
+        value, s, g, b, addr, corr = peak
+        call = calls.get((g >> 24, corr)) if corr is not None else None
+        ranges = []
+        if call is not None and raw.has("NVTX_EVENTS"):
+            end_of_profile = profile_end(raw)  # where a range never closed ends, as in trace_events
+            ranges = [n for n, _, _, _ in sorted(raw.rows(
+                f"select {text}, start, coalesce(\"end\", {end_of_profile}), rowid from NVTX_EVENTS "
+                "where eventType in (59, 60, 70, 71) and globalTid = ? and start <= ? and "
+                f"coalesce(\"end\", {end_of_profile}) > ?", call[2], s, s), key=lambda r: (r[1], -(r[2] - r[1]), r[3]))]
+        allocs = [r[4] for r in rows if r[3] == 0]
+        frees = [r[4] for r in rows if r[3] == 1]
+        out.append([d, labels.get(kind, kind), value, s, b, addr,
+                    (call[2] >> 24) & 0xFFFFFF if call else None, call[2] & 0xFFFFFF if call else None,
+                    call[3] if call else None, " > ".join(ranges) if ranges else None, len(ranges),
+                    len(rows), len(allocs), len(frees), sum(allocs), sum(frees), in_use])
+    return sorted(out, key=lambda r: (r[0], -r[2], str(r[1])))
+
 CHECKS = {
     "top_kernels.sql": (top_kernels, lambda r: r),
     "memcpy_bandwidth.sql": (memcpy_bandwidth, lambda r: r[2:]),  # copies and numbers; labels are the catalog's
@@ -792,6 +832,7 @@ CHECKS = {
     "nsys_stats/nvtx_gpu_proj_sum.sql": (nvtx_gpu_proj_sum, lambda r: r),
     "nsys_stats/nvtx_sum.sql": (nvtx_sum, lambda r: r),
     "nsys_stats/cuda_api_sum.sql": (cuda_api_sum, lambda r: r),
+    "cuda_memory_peak.sql": (cuda_memory_peak, lambda r: r),
 }
 
 if os.environ.get("ONLY"):
