@@ -811,6 +811,77 @@ def cuda_memory_peak(raw):
                     len(rows), len(allocs), len(frees), sum(allocs), sum(frees), in_use])
     return sorted(out, key=lambda r: (r[0], -r[2], str(r[1])))
 
+
+PYTORCH_FIELDS = (", seq = ", ", seq=", ", stashed seq", ", op_id = ", ", sizes = ")
+
+
+def torch_op_sum(raw):
+    """PyTorch's emit_nvtx ranges per op (the name before its first ', '), from NVTX_EVENTS and the GPU operations:
+    calls, CPU time, GPU time (per range the union of the intervals of the work launched inside it, as the
+    projection defines it), the most common 'sizes = ' field, and each backward node paired with the last forward
+    range of its process with its seq that started before it."""
+    if not raw.has("NVTX_EVENTS"):
+        return []
+    end_of_profile = profile_end(raw)
+    text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
+    ranges = [r for r in raw.rows(f"select rowid, {text}, globalTid, endGlobalTid, start, "
+                                  f"coalesce(\"end\", {end_of_profile}) from NVTX_EVENTS "
+                                  "where eventType in (59, 60, 70, 71) and start is not null")
+              if any(f in r[1] for f in PYTORCH_FIELDS)]
+    busy = {}
+    if raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        ops, _, _, calls = projection_inputs(raw)
+        for rowid, _, g, eg, s, e in ranges:
+            if g is None or (eg is not None and eg != g):
+                continue
+            corrs = {corr for cs, ce, corr in calls.get(g, ()) if cs >= s and ce <= e}
+            work = [op for corr in corrs for op in ops[(g >> 24, corr)]]
+            if work:
+                busy[rowid] = sum(b - a for a, b in union((w[0], w[1]) for w in work if w[1] > w[0]))
+    calls_of = {}
+    for rowid, name, g, _, s, e in ranges:
+        op = name.split(", ", 1)[0]
+        seq = re.search(r", (stashed )?seq ?= ?(-?[0-9]+)", name)
+        sizes = re.search(r", sizes = (.*?)(, input_op_ids = |$)", name, flags=re.S)
+        backward = seq is not None and (seq.group(1) is not None or (
+            re.fullmatch(r".*Backward([0-9]{1,2})?", op, flags=re.S) is not None and not op.startswith("autograd::")))
+        calls_of[rowid] = dict(op=op, kind="backward node" if backward else "op", seq=int(seq.group(2)) if seq else None,
+                               process=(g or 0) >> 24, start=s, cpu=e - s, gpu=busy.get(rowid),
+                               shapes=sizes.group(1) if sizes else None)
+    forward = defaultdict(list)  # (process, seq) -> [(start, rowid)] of forward ranges
+    for rowid, c in calls_of.items():
+        if c["seq"] is not None and c["kind"] == "op":
+            forward[(c["process"], c["seq"])].append((c["start"], rowid))
+    partners = defaultdict(lambda: defaultdict(lambda: [0, 0, 0]))  # (op, kind) -> partner -> [n, cpu, gpu]
+    for rowid, b in calls_of.items():
+        if b["kind"] != "backward node":
+            continue
+        made_by = [x for x in forward.get((b["process"], b["seq"]), ()) if x[0] <= b["start"]]
+        if not made_by:
+            continue
+        f = calls_of[max(made_by)[1]]
+        for mine, other in ((f, b), (b, f)):
+            t = partners[(mine["op"], mine["kind"])][other["op"]]
+            t[0] += 1
+            t[1] += other["cpu"]
+            t[2] += other["gpu"] or 0
+    groups = defaultdict(list)
+    for c in calls_of.values():
+        groups[(c["op"], c["kind"])].append(c)
+    out = []
+    for (op, kind), cs in groups.items():
+        shapes = defaultdict(int)
+        for c in cs:
+            if c["shapes"] is not None:
+                shapes[c["shapes"]] += 1
+        top = min(shapes.items(), key=lambda kv: (-kv[1], kv[0])) if shapes else (None, None)
+        p = partners.get((op, kind), {})
+        best = min(p.items(), key=lambda kv: (-kv[1][0], kv[0]))[0] if p else None
+        out.append([op, kind, len(cs), sum(c["cpu"] for c in cs), sum(c["gpu"] or 0 for c in cs),
+                    sum(1 for c in cs if c["gpu"] is not None), top[0], top[1], best, sum(v[0] for v in p.values()),
+                    sum(v[1] for v in p.values()) if p else None, sum(v[2] for v in p.values()) if p else None])
+    return sorted(out, key=lambda r: (-r[4], -r[3], r[0], r[1]))
+
 CHECKS = {
     "top_kernels.sql": (top_kernels, lambda r: r),
     "memcpy_bandwidth.sql": (memcpy_bandwidth, lambda r: r[2:]),  # copies and numbers; labels are the catalog's
@@ -833,6 +904,7 @@ CHECKS = {
     "nsys_stats/nvtx_sum.sql": (nvtx_sum, lambda r: r),
     "nsys_stats/cuda_api_sum.sql": (cuda_api_sum, lambda r: r),
     "cuda_memory_peak.sql": (cuda_memory_peak, lambda r: r),
+    "torch_op_sum.sql": (torch_op_sum, lambda r: r),
 }
 
 if os.environ.get("ONLY"):

@@ -19,6 +19,10 @@ profiles+=("$tmp/gpu_causes.sqlite")
 # CUDA memory allocated and freed, its peak reached twice, with the calls and NVTX ranges around it (its header).
 "$sqlite3_bin" "$tmp/cuda_memory.sqlite" < "$src/tests/fixtures/cuda_memory.sql"
 profiles+=("$tmp/cuda_memory.sqlite")
+# PyTorch op ranges in each naming (emit_nvtx with and without shapes, PyTorch 1.0's "seq=" / "stashed seq="), with
+# GPU work and backward nodes whose seq is stamped on two forward ops (its header).
+"$sqlite3_bin" "$tmp/torch_ops.sqlite" < "$src/tests/fixtures/torch_ops.sql"
+profiles+=("$tmp/torch_ops.sqlite")
 # NVTX ranges of two (domain, name) pairs that print as one "domain:name": domain 'T:x' with ranges 'step' (pid 100)
 # and domain 'T' with a range 'x:step' (pid 200), all "T:x:step". nvtx_gpu_proj_sum and nvtx_sum group by the
 # printed text, as NVIDIA's reports do: one row of three ranges.
@@ -101,6 +105,17 @@ check "memory peak: first moment" cuda_memory_peak.sql '$1 == 0 && $2 == "Device
   index($0, ",\"step 0 > forward > aten::empty, seq = 1, op_id = 2, sizes = [[]]\",3,") &&
   $(NF - 5) == 7 && $(NF - 2) == 7500 && $(NF - 1) == 7000 && $NF == 500' "$m"
 check "memory peak: no call" cuda_memory_peak.sql '$1 == 1 && $3 == 8589934592 && $7 == "" && $11 == 0 && $17 == 0' "$m"
+# torch_ops.sql's ops, from its header (shapes hold commas: matched as text).
+t=$tmp/torch_ops.sqlite
+check "torch ops: shapes, GPU time" torch_op_sum.sql '$1 == "aten::linear" && $2 == "op" && $3 == 3 && $4 == 2500 &&
+  $5 == 700 && $6 == 2 && index($0, ",\"[[8, 16], [32, 16], [32]]\",2,,0,,")' "$t"
+check "torch ops: backward node and its forward op" torch_op_sum.sql '$1 == "AddmmBackward0" && $2 == "\"backward node\"" &&
+  $3 == 2 && $4 == 700 && $5 == 400 && index($0, ",aten::addmm,2,1600,700")' "$t"
+check "torch ops: forward op and its backward node" torch_op_sum.sql '$1 == "aten::addmm" && index($0, ",AddmmBackward0,2,700,400")' "$t"
+check "torch ops: autograd-nvtx names" torch_op_sum.sql '$1 == "aten::relu" && $7 == "" && index($0, ",ReluBackward0,1,50,0")' "$t"
+check "torch ops: stashed seq" torch_op_sum.sql '$1 == "MulBackward0" && $2 == "\"backward node\"" && index($0, ",aten::mul,1,100,0")' "$t"
+if ! "$sqlite3_bin" -csv "$t" -cmd ".load $so" ".read $src/sql/torch_op_sum.sql" | grep -q train_step; then
+  passed=$((passed + 1)); else echo "FAILED: torch_op_sum.sql shows a range without PyTorch's fields"; failed=$((failed + 1)); fi
 # Before / after (sql/diff.sql): gpu_causes_after.sql's changes, and nothing else, by construction (its header).
 cat "$src/tests/fixtures/gpu_causes.sql" "$src/tests/fixtures/changes/gpu_causes_after.sql" | "$sqlite3_bin" "$tmp/gpu_causes_after.sqlite"
 diff_out=$("$sqlite3_bin" -csv :memory: -cmd ".load $so" "attach '$g' as before" \
