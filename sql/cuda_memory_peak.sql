@@ -41,16 +41,19 @@ peaks as (
   from ranked p join ranked f on f.device = p.device and f.mem_kind is p.mem_kind and f.from_last = 1
   where p.peak_rank = 1
 ),
--- The allocating thread's NVTX ranges open at the peak, outermost first (a range opened earlier, or longer, encloses).
+-- The allocating thread's NVTX ranges open at the peak, outermost first (a range opened earlier, or longer, encloses):
+-- each row's chain is the names so far in that order (group_concat as a window follows the window's order).
 open_ranges as (
-  select p.device, p.mem_kind, n.name, n.ts, n.dur, n.rowid as range_rowid
+  select p.device, p.mem_kind,
+         row_number() over outermost_first as depth,
+         group_concat(n.name, ' > ') over (outermost_first rows between unbounded preceding and current row) as chain
   from peaks p join trace_events n
     on n.kind = 'nvtx' and n.global_tid = p.call_global_tid and n.ts <= p.ts and n.ts + n.dur > p.ts
-  order by p.device, p.mem_kind, n.ts, n.dur desc, range_rowid
+  window outermost_first as (partition by p.device, p.mem_kind order by n.ts, n.dur desc, n.rowid)
 ),
+-- The innermost row's chain holds them all (SQLite takes a bare column from the row max() picks).
 nvtx as (
-  select device, mem_kind, group_concat(name, ' > ') as nvtx_ranges, count(*) as nvtx_depth
-  from open_ranges group by device, mem_kind
+  select device, mem_kind, chain as nvtx_ranges, max(depth) as nvtx_depth from open_ranges group by device, mem_kind
 )
 select p.device, p.mem_kind as memory_kind, p.in_use as peak_bytes, p.ts as peak_ts,
        p.size_bytes as alloc_bytes, p.address as alloc_address,
