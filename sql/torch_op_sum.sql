@@ -39,7 +39,8 @@ with ranges as materialized (
     and (instr(name, ', seq = ') or instr(name, ', seq=') or instr(name, ', stashed seq') or instr(name, ', op_id = ')
          or instr(name, ', sizes = '))
 ),
-gpu as materialized (select rowid as nvtx_rowid, gpu_busy_time from nvtx_kernel_ranges),
+-- The projection only when there are PyTorch ranges to give it to (it is most of the cost on a large profile).
+gpu as materialized (select rowid as nvtx_rowid, gpu_busy_time from nvtx_kernel_ranges where exists (select 1 from ranges)),
 calls as materialized (
   select r.*, g.gpu_busy_time,
          case when instr(sizes_on, ', input_op_ids = ') > 0 then substr(sizes_on, 1, instr(sizes_on, ', input_op_ids = ') - 1)
