@@ -6,8 +6,10 @@
 --                  "autograd::engine::evaluate_function: MmBackward0").
 --   kind           'backward node' for the ranges of autograd's backward nodes (an op named *Backward or
 --                  *Backward<N> with a seq, or one marked "stashed seq", older PyTorch's name for it); 'op' for the rest.
---   calls, cpu_ns  its ranges and the sum of their durations (a range includes the ops nested in it: aten::linear's
---                  time holds its aten::addmm's, so the rows do not add up).
+--   calls, cpu_ns  its ranges and the sum of their durations as NVIDIA's nvtx_sum counts them (nsys_dur: a range
+--                  never closed ends at the last NVTX timestamp), so cpu_ns is the sum of nvtx_sum's Total Time over
+--                  the op's names. A range includes the ops nested in it (aten::linear's time holds its
+--                  aten::addmm's), so the rows do not add up.
 --   gpu_ns         the GPU time of the work its calls launched: per range, the union of the intervals of the
 --                  kernels, memcpys and memsets launched inside it (nvtx_kernel_ranges.gpu_busy_time, nested ops'
 --                  work included), summed over its ranges; gpu_calls the ranges that launched any.
@@ -25,7 +27,7 @@
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/torch_op_sum.sql"
 --        nsystrace stats torch_op_sum rank*.sqlite
 with ranges as materialized (
-  select rowid >> 5 as nvtx_rowid, global_pid, ts, dur, name,
+  select rowid >> 5 as nvtx_rowid, global_pid, ts, nsys_dur as dur, name,
          case when instr(name, ', ') > 0 then substr(name, 1, instr(name, ', ') - 1) else name end as op,
          case when instr(name, ', seq = ') > 0 then cast(substr(name, instr(name, ', seq = ') + 8) as integer)
               when instr(name, ', seq=') > 0 then cast(substr(name, instr(name, ', seq=') + 6) as integer)

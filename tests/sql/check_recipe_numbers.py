@@ -817,21 +817,22 @@ PYTORCH_FIELDS = (", seq = ", ", seq=", ", stashed seq", ", op_id = ", ", sizes 
 
 def torch_op_sum(raw):
     """PyTorch's emit_nvtx ranges per op (the name before its first ', '), from NVTX_EVENTS and the GPU operations:
-    calls, CPU time, GPU time (per range the union of the intervals of the work launched inside it, as the
+    calls, CPU time (as nvtx_sum counts it), GPU time (per range the union of the intervals of the work launched inside it, as the
     projection defines it), the most common 'sizes = ' field, and each backward node paired with the last forward
     range of its process with its seq that started before it."""
     if not raw.has("NVTX_EVENTS"):
         return []
-    end_of_profile = profile_end(raw)
+    end_of_profile = profile_end(raw)  # where the projection ends a range never closed
+    last_nvtx = raw.rows("select max(max(start), coalesce(max(\"end\"), max(start))) from NVTX_EVENTS")[0][0]
     text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
     ranges = [r for r in raw.rows(f"select rowid, {text}, globalTid, endGlobalTid, start, "
-                                  f"coalesce(\"end\", {end_of_profile}) from NVTX_EVENTS "
+                                  f"coalesce(\"end\", {end_of_profile}), \"end\" from NVTX_EVENTS "
                                   "where eventType in (59, 60, 70, 71) and start is not null")
               if any(f in r[1] for f in PYTORCH_FIELDS)]
     busy = {}
     if raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
         ops, _, _, calls = projection_inputs(raw)
-        for rowid, _, g, eg, s, e in ranges:
+        for rowid, _, g, eg, s, e, _ in ranges:
             if g is None or (eg is not None and eg != g):
                 continue
             corrs = {corr for cs, ce, corr in calls.get(g, ()) if cs >= s and ce <= e}
@@ -839,14 +840,16 @@ def torch_op_sum(raw):
             if work:
                 busy[rowid] = sum(b - a for a, b in union((w[0], w[1]) for w in work if w[1] > w[0]))
     calls_of = {}
-    for rowid, name, g, _, s, e in ranges:
+    for rowid, name, g, _, s, _, stored_end in ranges:
         op = name.split(", ", 1)[0]
         seq = re.search(r", (stashed )?seq ?= ?(-?[0-9]+)", name)
         sizes = re.search(r", sizes = (.*?)(, input_op_ids = |$)", name, flags=re.S)
         backward = seq is not None and (seq.group(1) is not None or (
             re.fullmatch(r".*Backward([0-9]{1,2})?", op, flags=re.S) is not None and not op.startswith("autograd::")))
         calls_of[rowid] = dict(op=op, kind="backward node" if backward else "op", seq=int(seq.group(2)) if seq else None,
-                               process=(g or 0) >> 24, start=s, cpu=e - s, gpu=busy.get(rowid),
+                               process=(g or 0) >> 24, start=s, gpu=busy.get(rowid),
+                               # CPU time as nvtx_sum counts it: a range never closed ends at the last NVTX timestamp
+                               cpu=max(0, (last_nvtx if stored_end is None else stored_end) - s),
                                shapes=sizes.group(1) if sizes else None)
     forward = defaultdict(list)  # (process, seq) -> [(start, rowid)] of forward ranges
     for rowid, c in calls_of.items():
