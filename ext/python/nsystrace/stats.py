@@ -244,6 +244,7 @@ each NVTX step (docs/job.md).
 
   nsystrace stats top_kernels rank*.sqlite                  a table on the terminal
   nsystrace stats cuda_gpu_kern_sum rank*.sqlite -o k.csv   CSV (-o k.sqlite: a table named after the recipe)
+  nsystrace stats torch_op_sum rank*.sqlite                 PyTorch ops (emit_nvtx, nsys --pytorch) per rank
   nsystrace stats job_summary rank*.sqlite --step 'train_step%'
   nsystrace stats top_kernels rank*.sqlite --scheduler tcp://host:8786   on a Dask cluster"""
 
