@@ -22,8 +22,9 @@
 --                  made with the same seq; the last of them, the innermost, made it: aten::conv1d, then
 --                  aten::convolution, which makes ConvolutionBackward0). On an 'op' row: the backward nodes its
 --                  calls made (the most common name; all of them counted); on a 'backward node' row: the forward op.
--- Only ranges that carry one of PyTorch's fields (", seq = ", ", seq=", ", stashed seq", ", op_id = ", ", sizes = ")
--- count: user ranges (train_step) and ops that older PyTorch named without any field are left out.
+-- Only PyTorch's op ranges count: those that carry one of its fields (", seq = ", ", seq=", ", stashed seq",
+-- ", op_id = ", ", sizes = "), and those named aten::... (older PyTorch names an op outside autograd by its bare
+-- name). User ranges (train_step, forward) are left out, and so would be another bare-named op (a custom op's).
 -- Usage: sqlite3 prof.sqlite ".load ./build/nsystrace" ".read sql/torch_op_sum.sql"
 --        nsystrace stats torch_op_sum rank*.sqlite
 with ranges as materialized (
@@ -39,7 +40,7 @@ with ranges as materialized (
   from trace_events
   where kind = 'nvtx' and dur is not null
     and (instr(name, ', seq = ') or instr(name, ', seq=') or instr(name, ', stashed seq') or instr(name, ', op_id = ')
-         or instr(name, ', sizes = '))
+         or instr(name, ', sizes = ') or name glob 'aten::*')
 ),
 -- The projection only when there are PyTorch ranges to give it to (it is most of the cost on a large profile).
 gpu as materialized (select rowid as nvtx_rowid, gpu_busy_time from nvtx_kernel_ranges where exists (select 1 from ranges)),

@@ -828,7 +828,7 @@ def torch_op_sum(raw):
     ranges = [r for r in raw.rows(f"select rowid, {text}, globalTid, endGlobalTid, start, "
                                   f"coalesce(\"end\", {end_of_profile}), \"end\" from NVTX_EVENTS "
                                   "where eventType in (59, 60, 70, 71) and start is not null")
-              if any(f in r[1] for f in PYTORCH_FIELDS)]
+              if any(f in r[1] for f in PYTORCH_FIELDS) or r[1].startswith("aten::")]
     busy = {}
     if raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
         ops, _, _, calls = projection_inputs(raw)

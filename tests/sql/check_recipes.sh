@@ -114,6 +114,7 @@ check "torch ops: backward node and its forward op" torch_op_sum.sql '$1 == "Add
 check "torch ops: forward op and its backward node" torch_op_sum.sql '$1 == "aten::addmm" && index($0, ",AddmmBackward0,2,700,400")' "$t"
 check "torch ops: autograd-nvtx names" torch_op_sum.sql '$1 == "aten::relu" && $7 == "" && index($0, ",ReluBackward0,1,50,0")' "$t"
 check "torch ops: a range never closed" torch_op_sum.sql '$1 == "aten::zero_" && $3 == 1 && $4 == 500 && $5 == 500' "$t"
+check "torch ops: a bare aten:: name" torch_op_sum.sql '$1 == "aten::empty" && $3 == 1 && $4 == 100' "$t"
 check "torch ops: stashed seq" torch_op_sum.sql '$1 == "MulBackward0" && $2 == "\"backward node\"" && index($0, ",aten::mul,1,100,0")' "$t"
 if ! "$sqlite3_bin" -csv "$t" -cmd ".load $so" ".read $src/sql/torch_op_sum.sql" | grep -q train_step; then
   passed=$((passed + 1)); else echo "FAILED: torch_op_sum.sql shows a range without PyTorch's fields"; failed=$((failed + 1)); fi
