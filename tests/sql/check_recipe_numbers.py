@@ -934,6 +934,29 @@ for profile in PROFILES:
         if order:
             ours, expected = sorted(ours, key=repr), sorted(expected, key=repr)
         compare(f"{recipe} on {profile.rsplit('/', 1)[-1]}", ours, expected)
+# torch_op_sum's CPU time is NVIDIA's nvtx_sum's: per op, the sum of the report's Total Time over the op's names. On
+# the profiles whose PyTorch ranges are all in the default domain (the report then names a range by its text alone).
+def is_pytorch_range(name):
+    return any(f in name for f in PYTORCH_FIELDS) or name.startswith("aten::")
+
+
+for profile in PROFILES:
+    if os.environ.get("ONLY") and not re.search(os.environ["ONLY"], "torch_op_sum.sql"):
+        break
+    ours = defaultdict(int)
+    for r in run_recipe(profile, "torch_op_sum.sql"):
+        ours[r[0]] += r[3]
+    raw = Raw(profile)
+    text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '')"
+    if not ours or any(is_pytorch_range(n) for n, in raw.rows(
+            f"select {text} from NVTX_EVENTS where coalesce(domainId, 0) != 0 and eventType in (59, 60, 70, 71)")):
+        continue
+    nvidia = defaultdict(int)
+    for r in run_recipe(profile, "nsys_stats/nvtx_sum.sql"):
+        if is_pytorch_range(r[-1]):
+            nvidia[r[-1].split(", ", 1)[0]] += r[1]
+    compare(f"torch_op_sum.sql's cpu_ns per op = nvtx_sum's Total Time over its names on {profile.rsplit('/', 1)[-1]}",
+            sorted(ours.items()), sorted(nvidia.items()))
 # sql/diff.sql on each profile and the next (and the last and the first): its kernel and NVTX rows against the
 # reference, as sets; the 'event' rows (every kind) are the catalog's and are left out.
 for before_path, after_path in zip(PROFILES, PROFILES[1:] + PROFILES[:1]):
