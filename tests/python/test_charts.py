@@ -1,8 +1,11 @@
 """The serve page's charts, as a user meets them: headless Chromium, driven over the DevTools protocol, opens the page
 with every host name but 127.0.0.1 unresolvable (offline), and the charts it draws — the GPU time breakdown, the
 idle causes, the utilization over time — hold exactly the recipes' rows (run here through the sqlite3 shell), per
-GPU, and are painted (each bar's pixels in its series' color, where its value puts it); no request leaves 127.0.0.1.
-On the example and on tests/fixtures/gpu_causes.sql, whose numbers are also known by construction (its header).
+GPU, and are painted (each bar's pixels in its series' color, where its value puts it); the CUDA memory in use over
+time holds the bytes in use after each row of CUDA_GPU_MEMORY_USAGE_EVENTS (summed here from the raw table); no
+request leaves 127.0.0.1. On the example, on tests/fixtures/gpu_causes.sql, whose numbers are also known by
+construction (its header), and on gpu_causes.sql with tests/fixtures/cuda_memory.sql's memory rows (allocations and
+frees on two GPUs).
 Then the package as built without npm: the page draws no chart, says why (the build's own note) and still shows the
 recipes' numbers in its tables.
 
@@ -36,7 +39,7 @@ if not vendored:
 # geometry and the color painted at its middle (bars) or on it (lines).
 READ_CHARTS = """(() => {
   const out = {};
-  for (const id of ["breakdown-chart", "idle-chart", "busy-chart"]) {
+  for (const id of ["breakdown-chart", "idle-chart", "busy-chart", "memory-chart"]) {
     const chart = window.Chart && Chart.getChart(id);
     if (!chart) { out[id] = null; continue; }
     const canvas = chart.canvas, ratio = chart.currentDevicePixelRatio;
@@ -44,14 +47,18 @@ READ_CHARTS = """(() => {
     const pixel = (x, y) => Array.from(canvas.getContext("2d").getImageData(Math.floor(x * ratio),
                                                                             Math.floor(y * ratio), 1, 1).data);
     out[id] = {type: chart.config.type, labels: chart.data.labels, x_title: chart.options.scales.x.title.text,
-               y_top: chart.scales.y.top, y_bottom: chart.scales.y.bottom,
+               y_top: chart.scales.y.top, y_bottom: chart.scales.y.bottom, y_min: chart.scales.y.min,
+               y_max: chart.scales.y.max,
                x_pixels_per_unit: (chart.scales.x.right - chart.scales.x.left) /
                                   (chart.scales.x.max - chart.scales.x.min),
                datasets: chart.data.datasets.map((d, i) => ({
                  label: d.label, data: d.data, color: d.backgroundColor,
-                 drawn: chart.getDatasetMeta(i).data.map((e) => chart.config.type === "bar"
+                 // Lines: also the pixel a step into the line (a stepped line holds a point's value until the
+                 // next point), NULL when the next point is under 2 pixels away or there is none.
+                 drawn: chart.getDatasetMeta(i).data.map((e, j, all) => chart.config.type === "bar"
                    ? {from: e.base, to: e.x, y: e.y, pixel: pixel((e.base + e.x) / 2, e.y)}
-                   : {x: e.x, y: e.y, pixel: pixel(e.x, e.y)})}))};
+                   : {x: e.x, y: e.y, pixel: pixel(e.x, e.y),
+                      step: all[j + 1] && all[j + 1].x - e.x >= 2 ? pixel(e.x + 1, e.y) : null})}))};
   }
   return out;
 })()"""
@@ -147,17 +154,54 @@ def check_page(browser, base, profile_number, profile, known=None):
           f"{str(got)[:300]} vs {str(expected)[:300]}")
     if busy_chart:
         top, bottom = busy_chart["y_top"], busy_chart["y_bottom"]
-        placed = [abs(p["y"] - (bottom - (bottom - top) * v["y"] / 100)) <= 0.5 and p["pixel"][3] > 0
+        placed = [abs(p["y"] - (bottom - (bottom - top) * v["y"] / 100)) <= 0.5 and (p["step"] or p["pixel"])[3] > 0
                   for d in busy_chart["datasets"] for v, p in zip(d["data"], d["drawn"])]
         check(f"{name}: utilization over time: every point drawn at its value and painted",
               len(placed) == len(busy) and all(placed), f"{placed.count(False)} of {len(placed)} not")
+    # CUDA memory in use: the bytes in use after each row, a line per (GPU, memory kind).
+    memory_chart, memory = charts["memory-chart"], memory_in_use(profile)
+    if memory:
+        got = {d["label"]: d["data"] for d in memory_chart["datasets"]} if memory_chart else None
+        check(f"{name}: CUDA memory in use: a line per GPU and memory kind, the bytes in use after each row",
+              got == memory, f"{str(got)[:300]} vs {str(memory)[:300]}")
+        if memory_chart:
+            top, bottom, low, high = (memory_chart[k] for k in ("y_top", "y_bottom", "y_min", "y_max"))
+            placed = [abs(p["y"] - (bottom - (bottom - top) * (v["y"] - low) / (high - low))) <= 0.5 and
+                      (p["step"] or p["pixel"])[3] > 0
+                      for d in memory_chart["datasets"] for v, p in zip(d["data"], d["drawn"])]
+            check(f"{name}: CUDA memory in use: every point drawn at its value and painted",
+                  len(placed) == sum(len(v) for v in memory.values()) and all(placed),
+                  f"{placed.count(False)} of {len(placed)} not")
+    else:
+        note = browser.evaluate("document.getElementById('memory-chart-note').textContent")
+        check(f"{name}: no CUDA memory events: no memory chart, and the page says so",
+              memory_chart is None and "no CUDA memory events" in note, note)
     if known:
         check(f"{name}: the charts hold the numbers known by construction",
               known(charts), json.dumps({k: v and [d["data"] for d in v["datasets"]] for k, v in charts.items()}))
 
 
+def memory_in_use(profile):
+    """{"GPU d kind": [{x: start, y: bytes in use after the row}]} from CUDA_GPU_MEMORY_USAGE_EVENTS: allocations
+    (memoryOperationType 0) add their bytes, frees (1) take them away, in (start, rowid) order, every process summed;
+    the kind by its ENUM_CUDA_MEM_KIND label."""
+    conn = sqlite3.connect(f"file:{profile}?mode=ro", uri=True)
+    tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
+    if "CUDA_GPU_MEMORY_USAGE_EVENTS" not in tables:
+        return {}
+    labels = dict(conn.execute("select id, label from ENUM_CUDA_MEM_KIND")) if "ENUM_CUDA_MEM_KIND" in tables else {}
+    out, in_use = {}, {}
+    for d, kind, start, op, size in conn.execute("select deviceId, memKind, start, memoryOperationType, bytes "
+                                                 "from CUDA_GPU_MEMORY_USAGE_EVENTS order by start, rowid"):
+        key = f"GPU {d} {labels.get(kind, kind)}"
+        in_use[key] = in_use.get(key, 0) + (size if op == 0 else -size if op == 1 else 0)
+        out.setdefault(key, []).append({"x": start, "y": in_use[key]})
+    conn.close()
+    return out
+
+
 def gpu_causes_by_construction(charts):
-    if None in charts.values():
+    if None in (charts["breakdown-chart"], charts["idle-chart"], charts["busy-chart"]):
         return False
     """tests/fixtures/gpu_causes.sql's header: compute 230000, comm 100000, memory 20000, idle 4850000; a gap of
     each cause: host [170000, 2180000), sync [2200000, 3410000), other [3420000, 5000000); 300000 busy ns in 5.15 ms."""
@@ -178,11 +222,18 @@ def serve(pythonpath, profiles):
 
 
 example, causes = os.path.join(tmp, "charts_example.sqlite"), os.path.join(tmp, "charts_gpu_causes.sqlite")
-for path, script in ((example, "examples/example_profile.sql"), (causes, "tests/fixtures/gpu_causes.sql")):
+memory, memory_rows = os.path.join(tmp, "charts_memory.sqlite"), os.path.join(tmp, "charts_cuda_memory.sqlite")
+for path, script in ((example, "examples/example_profile.sql"), (causes, "tests/fixtures/gpu_causes.sql"),
+                     (memory, "tests/fixtures/gpu_causes.sql"), (memory_rows, "tests/fixtures/cuda_memory.sql")):
     if os.path.exists(path):
         os.remove(path)
     with open(os.path.join(src, script)) as f:
         sqlite3.connect(path).executescript(f.read())
+# gpu_causes' GPU work with cuda_memory.sql's allocations and frees (its header), in their stored order.
+with sqlite3.connect(memory) as conn:
+    conn.execute("attach ? as m", (memory_rows,))
+    conn.execute("create table ENUM_CUDA_MEM_KIND as select * from m.ENUM_CUDA_MEM_KIND")
+    conn.execute("create table CUDA_GPU_MEMORY_USAGE_EVENTS as select * from m.CUDA_GPU_MEMORY_USAGE_EVENTS order by rowid")
 
 # The package as a build without npm makes it: the vendor directory holds the build's note, not the library.
 without = os.path.join(tmp, "without_npm")
@@ -204,11 +255,12 @@ browser = Browser()
 servers = []
 try:
     if vendored:
-        server, base = serve(None, [example, causes])
+        server, base = serve(None, [example, causes, memory])
         servers.append(server)
         browser.call("Page.navigate", url=base + "/")
         check_page(browser, base, 0, example)
         check_page(browser, base, 1, causes, gpu_causes_by_construction)
+        check_page(browser, base, 2, memory)
         library = [u for u in browser.requested() if u.endswith("/vendor/chart.umd.min.js")]
         check("the charting library comes from the page's own server", len(library) == 1, str(browser.requested()))
         strangers = [u for u in browser.requested() if not u.startswith(base + "/")]

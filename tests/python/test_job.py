@@ -269,6 +269,19 @@ if __name__ == "__main__":
             alone = [tuple(r) for r in conn.execute(stats.find_recipe("cuda_gpu_kern_sum")[1])]
             conn.close()
             check(f"rank{k}'s rows are the recipe's on it alone", [r[2:] for r in pool[1] if r[1] == k] == alone)
+        # torch_op_sum by name over the four rank exports and the PyTorch one: its rows come from the PyTorch export
+        # alone (the ranks' NVTX ranges, step N / forward / allreduce, carry none of PyTorch's fields), as there.
+        torch_reports = sorted(os.path.join(fixtures, f) for f in os.listdir(fixtures) if f.startswith("h200_job4_rank"))
+        torch_reports.append(os.path.join(fixtures, "h200_torch_train_emit_nvtx.sqlite"))
+        columns, rows = stats.run_recipe("torch_op_sum", torch_reports, jobs=2)
+        conn = sqlite3.connect(f"file:{torch_reports[-1]}?mode=ro", uri=True)
+        nsystrace.load(conn)
+        alone = [tuple(r) for r in conn.execute(stats.find_recipe("torch_op_sum")[1])]
+        conn.close()
+        check("torch_op_sum over 5 reports: 4 ranks with no PyTorch op, the PyTorch export's rows as alone",
+              len(torch_reports) == 5 and columns[:2] == ["report", "rank"] and len(alone) > 100 and
+              [r[2:] for r in rows] == alone and {r[0] for r in rows} == {"h200_torch_train_emit_nvtx.sqlite"},
+              f"{len(torch_reports)} reports, {len(rows)} rows, {len(alone)} alone")
         os.environ["PYTHONPATH"] = os.path.dirname(package)  # for the Dask workers' processes
         try:
             from distributed import LocalCluster

@@ -771,6 +771,120 @@ def queue_depth(raw, bucket_ns=100_000_000, max_buckets=100_000):
                 for k, b in sorted(buckets.items())]
     return out
 
+
+def cuda_memory_peak(raw):
+    """Per (GPU, memory kind) from CUDA_GPU_MEMORY_USAGE_EVENTS: the bytes in use after each row (allocations minus
+    frees, in (start, rowid) order, every process summed), the first row that reaches the largest value, the CUDA call
+    of its correlation id, that call's thread's NVTX ranges open at the row's start (start <= t < end, outermost
+    first), and the kind's totals."""
+    if not raw.has("CUDA_GPU_MEMORY_USAGE_EVENTS"):
+        return []
+    labels = dict(raw.rows("select id, label from ENUM_CUDA_MEM_KIND")) if raw.has("ENUM_CUDA_MEM_KIND") else {}
+    calls = api_calls(raw)
+    per_kind = defaultdict(list)
+    for rowid, s, g, d, kind, op, b, addr, corr in raw.rows(
+            "select rowid, start, globalPid, deviceId, memKind, memoryOperationType, bytes, address, correlationId "
+            "from CUDA_GPU_MEMORY_USAGE_EVENTS order by start, rowid"):
+        per_kind[(d, kind)].append((s, rowid, g, op, b, addr, corr))
+    text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
+    out = []
+    for (d, kind), rows in per_kind.items():
+        in_use, peak = 0, None
+        for s, rowid, g, op, b, addr, corr in rows:
+            in_use += b if op == 0 else -b if op == 1 else 0
+            if peak is None or in_use > peak[0]:
+                peak = (in_use, s, g, b, addr, corr)
+        value, s, g, b, addr, corr = peak
+        call = calls.get((g >> 24, corr)) if corr is not None else None
+        ranges = []
+        if call is not None and raw.has("NVTX_EVENTS"):
+            end_of_profile = profile_end(raw)  # where a range never closed ends, as in trace_events
+            ranges = [n for n, _, _, _ in sorted(raw.rows(
+                f"select {text}, start, coalesce(\"end\", {end_of_profile}), rowid from NVTX_EVENTS "
+                "where eventType in (59, 60, 70, 71) and globalTid = ? and start <= ? and "
+                f"coalesce(\"end\", {end_of_profile}) > ?", call[2], s, s), key=lambda r: (r[1], -(r[2] - r[1]), r[3]))]
+        allocs = [r[4] for r in rows if r[3] == 0]
+        frees = [r[4] for r in rows if r[3] == 1]
+        out.append([d, labels.get(kind, kind), value, s, b, addr,
+                    (call[2] >> 24) & 0xFFFFFF if call else None, call[2] & 0xFFFFFF if call else None,
+                    call[3] if call else None, " > ".join(ranges) if ranges else None, len(ranges),
+                    len(rows), len(allocs), len(frees), sum(allocs), sum(frees), in_use])
+    return sorted(out, key=lambda r: (r[0], -r[2], str(r[1])))
+
+
+PYTORCH_FIELDS = (", seq = ", ", seq=", ", stashed seq", ", op_id = ", ", sizes = ")
+
+
+def torch_op_sum(raw):
+    """PyTorch's emit_nvtx ranges per op (the name before its first ', '), from NVTX_EVENTS and the GPU operations:
+    calls, CPU time (as nvtx_sum counts it), GPU time (per range the union of the intervals of the work launched inside it, as the
+    projection defines it), the most common 'sizes = ' field, and each backward node paired with the last forward
+    range of its process with its seq that started before it."""
+    if not raw.has("NVTX_EVENTS"):
+        return []
+    end_of_profile = profile_end(raw)  # where the projection ends a range never closed
+    last_nvtx = raw.rows("select max(max(start), coalesce(max(\"end\"), max(start))) from NVTX_EVENTS")[0][0]
+    text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '[unnamed NVTX range]')"
+    ranges = [r for r in raw.rows(f"select rowid, {text}, globalTid, endGlobalTid, start, "
+                                  f"coalesce(\"end\", {end_of_profile}), \"end\" from NVTX_EVENTS "
+                                  "where eventType in (59, 60, 70, 71) and start is not null")
+              if any(f in r[1] for f in PYTORCH_FIELDS) or r[1].startswith("aten::")]
+    busy = {}
+    if raw.has("CUPTI_ACTIVITY_KIND_RUNTIME"):
+        ops, _, _, calls = projection_inputs(raw)
+        for rowid, _, g, eg, s, e, _ in ranges:
+            if g is None or (eg is not None and eg != g):
+                continue
+            corrs = {corr for cs, ce, corr in calls.get(g, ()) if cs >= s and ce <= e}
+            work = [op for corr in corrs for op in ops[(g >> 24, corr)]]
+            if work:
+                busy[rowid] = sum(b - a for a, b in union((w[0], w[1]) for w in work if w[1] > w[0]))
+    calls_of = {}
+    for rowid, name, g, _, s, _, stored_end in ranges:
+        op = name.split(", ", 1)[0]
+        seq = re.search(r", (stashed )?seq ?= ?(-?[0-9]+)", name)
+        sizes = re.search(r", sizes = (.*?)(, input_op_ids = |$)", name, flags=re.S)
+        backward = seq is not None and (seq.group(1) is not None or (
+            re.fullmatch(r".*Backward([0-9]{1,2})?", op, flags=re.S) is not None and not op.startswith("autograd::")))
+        calls_of[rowid] = dict(op=op, kind="backward node" if backward else "op", seq=int(seq.group(2)) if seq else None,
+                               process=(g or 0) >> 24, start=s, gpu=busy.get(rowid),
+                               # CPU time as nvtx_sum counts it: a range never closed ends at the last NVTX timestamp
+                               cpu=max(0, (last_nvtx if stored_end is None else stored_end) - s),
+                               shapes=sizes.group(1) if sizes else None)
+    forward = defaultdict(list)  # (process, seq) -> [(start, rowid)] of forward ranges
+    for rowid, c in calls_of.items():
+        if c["seq"] is not None and c["kind"] == "op":
+            forward[(c["process"], c["seq"])].append((c["start"], rowid))
+    partners = defaultdict(lambda: defaultdict(lambda: [0, 0, 0]))  # (op, kind) -> partner -> [n, cpu, gpu]
+    for rowid, b in calls_of.items():
+        if b["kind"] != "backward node":
+            continue
+        made_by = [x for x in forward.get((b["process"], b["seq"]), ()) if x[0] <= b["start"]]
+        if not made_by:
+            continue
+        f = calls_of[max(made_by)[1]]
+        for mine, other in ((f, b), (b, f)):
+            t = partners[(mine["op"], mine["kind"])][other["op"]]
+            t[0] += 1
+            t[1] += other["cpu"]
+            t[2] += other["gpu"] or 0
+    groups = defaultdict(list)
+    for c in calls_of.values():
+        groups[(c["op"], c["kind"])].append(c)
+    out = []
+    for (op, kind), cs in groups.items():
+        shapes = defaultdict(int)
+        for c in cs:
+            if c["shapes"] is not None:
+                shapes[c["shapes"]] += 1
+        top = min(shapes.items(), key=lambda kv: (-kv[1], kv[0])) if shapes else (None, None)
+        p = partners.get((op, kind), {})
+        best = min(p.items(), key=lambda kv: (-kv[1][0], kv[0]))[0] if p else None
+        out.append([op, kind, len(cs), sum(c["cpu"] for c in cs), sum(c["gpu"] or 0 for c in cs),
+                    sum(1 for c in cs if c["gpu"] is not None), top[0], top[1], best, sum(v[0] for v in p.values()),
+                    sum(v[1] for v in p.values()) if p else None, sum(v[2] for v in p.values()) if p else None])
+    return sorted(out, key=lambda r: (-r[4], -r[3], r[0], r[1]))
+
 CHECKS = {
     "top_kernels.sql": (top_kernels, lambda r: r),
     "memcpy_bandwidth.sql": (memcpy_bandwidth, lambda r: r[2:]),  # copies and numbers; labels are the catalog's
@@ -792,6 +906,8 @@ CHECKS = {
     "nsys_stats/nvtx_gpu_proj_sum.sql": (nvtx_gpu_proj_sum, lambda r: r),
     "nsys_stats/nvtx_sum.sql": (nvtx_sum, lambda r: r),
     "nsys_stats/cuda_api_sum.sql": (cuda_api_sum, lambda r: r),
+    "cuda_memory_peak.sql": (cuda_memory_peak, lambda r: r),
+    "torch_op_sum.sql": (torch_op_sum, lambda r: r),
 }
 
 if os.environ.get("ONLY"):
@@ -818,6 +934,29 @@ for profile in PROFILES:
         if order:
             ours, expected = sorted(ours, key=repr), sorted(expected, key=repr)
         compare(f"{recipe} on {profile.rsplit('/', 1)[-1]}", ours, expected)
+# torch_op_sum's CPU time is NVIDIA's nvtx_sum's: per op, the sum of the report's Total Time over the op's names. On
+# the profiles whose PyTorch ranges are all in the default domain (the report then names a range by its text alone).
+def is_pytorch_range(name):
+    return any(f in name for f in PYTORCH_FIELDS) or name.startswith("aten::")
+
+
+for profile in PROFILES:
+    if os.environ.get("ONLY") and not re.search(os.environ["ONLY"], "torch_op_sum.sql"):
+        break
+    ours = defaultdict(int)
+    for r in run_recipe(profile, "torch_op_sum.sql"):
+        ours[r[0]] += r[3]
+    raw = Raw(profile)
+    text = f"coalesce(text, case when textId is not null then {raw.string('textId')} end, '')"
+    if not ours or any(is_pytorch_range(n) for n, in raw.rows(
+            f"select {text} from NVTX_EVENTS where coalesce(domainId, 0) != 0 and eventType in (59, 60, 70, 71)")):
+        continue
+    nvidia = defaultdict(int)
+    for r in run_recipe(profile, "nsys_stats/nvtx_sum.sql"):
+        if is_pytorch_range(r[-1]):
+            nvidia[r[-1].split(", ", 1)[0]] += r[1]
+    compare(f"torch_op_sum.sql's cpu_ns per op = nvtx_sum's Total Time over its names on {profile.rsplit('/', 1)[-1]}",
+            sorted(ours.items()), sorted(nvidia.items()))
 # sql/diff.sql on each profile and the next (and the last and the first): its kernel and NVTX rows against the
 # reference, as sets; the 'event' rows (every kind) are the catalog's and are left out.
 for before_path, after_path in zip(PROFILES, PROFILES[1:] + PROFILES[:1]):

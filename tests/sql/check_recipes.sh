@@ -16,6 +16,13 @@ profiles+=("$tmp/concurrent_gpu_work.sqlite")
 # And a GPU whose breakdown, idle causes and findings are known by construction (its header).
 "$sqlite3_bin" "$tmp/gpu_causes.sqlite" < "$src/tests/fixtures/gpu_causes.sql"
 profiles+=("$tmp/gpu_causes.sqlite")
+# CUDA memory allocated and freed, its peak reached twice, with the calls and NVTX ranges around it (its header).
+"$sqlite3_bin" "$tmp/cuda_memory.sqlite" < "$src/tests/fixtures/cuda_memory.sql"
+profiles+=("$tmp/cuda_memory.sqlite")
+# PyTorch op ranges in each naming (emit_nvtx with and without shapes, PyTorch 1.0's "seq=" / "stashed seq="), with
+# GPU work and backward nodes whose seq is stamped on two forward ops (its header).
+"$sqlite3_bin" "$tmp/torch_ops.sqlite" < "$src/tests/fixtures/torch_ops.sql"
+profiles+=("$tmp/torch_ops.sqlite")
 # NVTX ranges of two (domain, name) pairs that print as one "domain:name": domain 'T:x' with ranges 'step' (pid 100)
 # and domain 'T' with a range 'x:step' (pid 200), all "T:x:step". nvtx_gpu_proj_sum and nvtx_sum group by the
 # printed text, as NVIDIA's reports do: one row of three ranges.
@@ -91,6 +98,26 @@ check "launch delay" launch_stats.sql '$1 == "ncclDevKernel_AllReduce_Sum_f32_RI
 # 2; depth x time summed over the first 100 ms bucket is 2081000 ns, a mean of 0.02.
 check "queue depth" queue_depth.sql '$1 == 0 && $2 == 7 && $3 == 0 && $5 == 2 && $6 == 0.02' "$g"
 check "PyTorch names grouped" nvtx_gpu_time.sql '$1 == "aten::mm" && $2 == 2 && $9 == 2' "$g"
+# cuda_memory.sql's peaks, from its header: the first of two moments at 4000 bytes, its thread's three open ranges.
+m=$tmp/cuda_memory.sqlite
+# (The ranges hold commas: the counts are read from the end of the line.)
+check "memory peak: first moment" cuda_memory_peak.sql '$1 == 0 && $2 == "Device" && $3 == 4000 && $4 == 2000 && $8 == 10 &&
+  index($0, ",\"step 0 > forward > aten::empty, seq = 1, op_id = 2, sizes = [[]]\",3,") &&
+  $(NF - 5) == 7 && $(NF - 2) == 7500 && $(NF - 1) == 7000 && $NF == 500' "$m"
+check "memory peak: no call" cuda_memory_peak.sql '$1 == 1 && $3 == 8589934592 && $7 == "" && $11 == 0 && $17 == 0' "$m"
+# torch_ops.sql's ops, from its header (shapes hold commas: matched as text).
+t=$tmp/torch_ops.sqlite
+check "torch ops: shapes, GPU time" torch_op_sum.sql '$1 == "aten::linear" && $2 == "op" && $3 == 3 && $4 == 2500 &&
+  $5 == 700 && $6 == 2 && index($0, ",\"[[8, 16], [32, 16], [32]]\",2,,0,,")' "$t"
+check "torch ops: backward node and its forward op" torch_op_sum.sql '$1 == "AddmmBackward0" && $2 == "\"backward node\"" &&
+  $3 == 2 && $4 == 700 && $5 == 400 && index($0, ",aten::addmm,2,1600,700")' "$t"
+check "torch ops: forward op and its backward node" torch_op_sum.sql '$1 == "aten::addmm" && index($0, ",AddmmBackward0,2,700,400")' "$t"
+check "torch ops: autograd-nvtx names" torch_op_sum.sql '$1 == "aten::relu" && $7 == "" && index($0, ",ReluBackward0,1,50,0")' "$t"
+check "torch ops: a range never closed" torch_op_sum.sql '$1 == "aten::zero_" && $3 == 1 && $4 == 500 && $5 == 500' "$t"
+check "torch ops: a bare aten:: name" torch_op_sum.sql '$1 == "aten::empty" && $3 == 1 && $4 == 100' "$t"
+check "torch ops: stashed seq" torch_op_sum.sql '$1 == "MulBackward0" && $2 == "\"backward node\"" && index($0, ",aten::mul,1,100,0")' "$t"
+if ! "$sqlite3_bin" -csv "$t" -cmd ".load $so" ".read $src/sql/torch_op_sum.sql" | grep -q train_step; then
+  passed=$((passed + 1)); else echo "FAILED: torch_op_sum.sql shows a range without PyTorch's fields"; failed=$((failed + 1)); fi
 # Before / after (sql/diff.sql): gpu_causes_after.sql's changes, and nothing else, by construction (its header).
 cat "$src/tests/fixtures/gpu_causes.sql" "$src/tests/fixtures/changes/gpu_causes_after.sql" | "$sqlite3_bin" "$tmp/gpu_causes_after.sqlite"
 diff_out=$("$sqlite3_bin" -csv :memory: -cmd ".load $so" "attach '$g' as before" \

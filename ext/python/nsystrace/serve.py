@@ -4,7 +4,8 @@ from nsystrace.connection import check_profiles, is_report
 from nsystrace.errors import Failure
 
 DESCRIPTION = """a small local page (127.0.0.1 only) to look at profiles (kinds and counts, GPUs, top kernels, NVTX
-GPU time, and charts of the GPU time breakdown, the idle causes and the utilization over time: the shipped recipes),
+GPU time, and charts of the GPU time breakdown, the idle causes, the utilization and the CUDA memory in use over time:
+the shipped recipes),
 choose what to convert (kinds, window, processes), download the trace and open it in ui.perfetto.dev. Only the
 profiles named here are served."""
 

@@ -1,7 +1,7 @@
 """The local HTTP server (standard library, loopback only): a trace served once to ui.perfetto.dev (`--open`), and
 the page of `nsystrace serve`, which looks at profiles (kinds and counts, GPUs, top kernels, NVTX GPU time: the
-shipped recipes; charts of the GPU time breakdown, the idle causes and the utilization over time, drawn from the
-recipes' rows with the charting library vendored into the package), converts them as the command does and links the
+shipped recipes; charts of the GPU time breakdown, the idle causes, the utilization and the CUDA memory in use over
+time, drawn from the recipes' rows and the memory counter with the charting library vendored into the package), converts them as the command does and links the
 trace into ui.perfetto.dev.
 
 Only the profiles given are served, by their number: a request naming a path, or a number that is not one of them,
@@ -199,6 +199,10 @@ def with_bucket(sql, bucket_ns):
     return out
 
 
+CUDA_MEMORY_IN_USE = """select pid - 16777216 as device, mem_kind as memory_kind, ts, json_extract(args, '$.value') as in_use_bytes
+from trace_events where kind = 'cuda_memory' order by device, memory_kind, ts, rowid"""
+
+
 class Refused(Exception):
     pass
 
@@ -326,11 +330,16 @@ class Site:
         """The rows of the recipe a chart draws, as the recipe gives them (numbers), and as its table shows them
         (text). The page draws these numbers and computes none."""
         name = query.get("name", [""])[0]
-        if name not in ("gpu_time_breakdown", "gpu_idle", "gpu_busy"):
-            raise Refused("a chart is gpu_time_breakdown, gpu_idle or gpu_busy")
+        if name not in ("gpu_time_breakdown", "gpu_idle", "gpu_busy", "cuda_memory"):
+            raise Refused("a chart is gpu_time_breakdown, gpu_idle, gpu_busy or cuda_memory")
         db = Connection([self.profile(query)])
         out = {"recipe": f"{name}.sql"}
-        if name == "gpu_time_breakdown":
+        if name == "cuda_memory":
+            # Not a recipe: trace_events' CUDA memory counter as the trace draws it, each allocation's or free's
+            # bytes in use after it (args.value), per GPU (its pid is 2^24 + the device) and memory kind.
+            out["recipe"] = "trace_events' cuda_memory rows"
+            sql = CUDA_MEMORY_IN_USE
+        elif name == "gpu_time_breakdown":
             sql = recipe("gpu_time_breakdown.sql")
         elif name == "gpu_idle":
             # The recipe's totals per (device, cause), the columns it repeats on each gap of theirs, once each.

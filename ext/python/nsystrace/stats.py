@@ -349,6 +349,7 @@ each NVTX step the straggler (the last to arrive at the step's collective) and e
 
   nsystrace stats top_kernels rank*.sqlite                  a table on the terminal
   nsystrace stats cuda_gpu_kern_sum rank*.sqlite -o k.csv   CSV (-o k.sqlite: a table named after the recipe)
+  nsystrace stats torch_op_sum rank*.sqlite                 PyTorch ops (emit_nvtx, nsys --pytorch) per rank
   nsystrace stats job_summary rank*.sqlite --step 'train_step%' --collective allreduce
   nsystrace stats top_kernels rank*.sqlite --scheduler tcp://host:8786   on a Dask cluster"""
 
