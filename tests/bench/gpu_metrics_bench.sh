@@ -35,7 +35,8 @@ measure() {  # measure NAME COMMAND...: appends "NAME seconds maxrss_kb cpu_seco
   echo "$name $( { /usr/bin/time -f "%e %M %U %S" "$@" > /dev/null; } 2>&1 | tail -1 | awk '{ print $1, $2, $3 + $4 }')" \
     >> "$results"
 }
-indexed=$out/indexed.sqlite  # a copy: the export itself is never written
+indexed=$out/indexed/$(basename "$db")  # a copy (the export itself is never written), of the same name: the trace's
+mkdir "$out/indexed"                     # metadata names its source file
 cp "$db" "$indexed"
 sqlite3 "$indexed" ".load $so" "select nsystrace_create_indexes()" > /dev/null
 for _ in $(seq "$reps"); do
