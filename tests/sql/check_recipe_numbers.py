@@ -21,7 +21,10 @@ import statistics
 import sys
 from collections import defaultdict
 
-SQLITE3, EXTENSION, PROFILES = sys.argv[1], sys.argv[2], sys.argv[3:]
+# check_recipe_numbers.py --list: the recipes checked here (each of their runs also shows that they run without
+# error: check_recipes.sh runs only the others for that alone).
+LIST = sys.argv[1:2] == ["--list"]
+SQLITE3, EXTENSION, PROFILES = (None, None, []) if LIST else (sys.argv[1], sys.argv[2], sys.argv[3:])
 RECIPES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sql")
 
 
@@ -910,6 +913,9 @@ CHECKS = {
     "torch_op_sum.sql": (torch_op_sum, lambda r: r),
 }
 
+if LIST:
+    print("\n".join(sorted(CHECKS)))
+    sys.exit(0)
 if os.environ.get("ONLY"):
     CHECKS = {k: v for k, v in CHECKS.items() if re.search(os.environ["ONLY"], k)}
 passed = failed = 0

@@ -51,8 +51,13 @@ profiles+=("$tmp/gpu_edges.sqlite")
    values (1990, 2100, 0, 281476654432356, 2, 9, 0), (3150, 3180, 0, 281478332154057, 3, 2, 0)"
 [ ${#real_exports[@]} -gt 0 ] || echo "check_recipes: ../shared absent: recipes run on the bundled example only"
 passed=0 failed=0
+python=/usr/bin/python3; [ -x "$python" ] || python=python3
+# Every recipe runs without error on every profile: those check_recipe_numbers.py checks (below) show it with every
+# run of theirs; the others run here.
+numbers_checked=$("$python" "$src/tests/sql/check_recipe_numbers.py" --list)
 for p in "${profiles[@]}"; do
   for r in "$src"/sql/*.sql; do
+    grep -qxF "$(basename "$r")" <<<"$numbers_checked" && continue
     if out=$("$sqlite3_bin" -bail "file:$p?mode=ro" -cmd ".load $so" ".read $r" 2>&1) && ! grep -qi "error" <<<"$out"; then
       passed=$((passed + 1))
     else
@@ -156,7 +161,6 @@ check "NVTX names printed alike" nsys_stats/nvtx_gpu_proj_sum.sql '$1 == "T:x:st
 check "NVTX names printed alike: nvtx_sum" nsys_stats/nvtx_sum.sql '$9 == "T:x:step" && $3 == 3 && $2 == 2300' \
   "$tmp/nvtx_printed_alike.sqlite"
 # Every number against its reference over the raw tables (Debian's python3: standard library only).
-python=/usr/bin/python3; [ -x "$python" ] || python=python3
 if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${profiles[@]}"; then failed=$((failed + 1)); fi
 reading_call_columns='cuda_kern_exec_sum|launch_stats|launch_latency|queue_depth|expert_findings|gpu_idle'
 if ! ONLY=$reading_call_columns "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" \
