@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <numeric>
@@ -185,16 +186,33 @@ GpuMetricSource::GpuMetricSource(sqlite3* db, const ProfileCatalog& catalog, con
   prepare(t, b_.select_list(), f, shape_of(Kind::gpu_metric));  // counters of a GPU: no process
 }
 
+const GpuMetricSource::Metric* GpuMetricSource::find_metric(int64_t type, int64_t metric) {
+  constexpr int64_t kIndexed = 4096;  // metricIds below this are indexed (nsys numbers a source's metrics from 0)
+  for (auto& [t, by_id] : by_type_)
+    if (t == type) {
+      if (metric >= 0 && metric < static_cast<int64_t>(by_id.size()) && by_id[metric] != nullptr) return by_id[metric];
+      break;
+    }
+  auto it = metrics_.find({type, metric});
+  if (it == metrics_.end()) return nullptr;
+  if (metric >= 0 && metric < kIndexed) {
+    auto t = std::find_if(by_type_.begin(), by_type_.end(), [&](const auto& e) { return e.first == type; });
+    if (t == by_type_.end()) t = by_type_.insert(by_type_.end(), {type, {}});
+    if (t->second.size() <= static_cast<size_t>(metric)) t->second.resize(metric + 1, nullptr);
+    t->second[metric] = &it->second;
+  }
+  return &it->second;
+}
+
 bool GpuMetricSource::read_row() {
   read_interval(true);
   event_.dur = 0;
   int64_t type = stmt_.int64(type_);
   int64_t metric = stmt_.int64(metric_);
   event_.device_id = type;  // the metrics source: placed on its own process (see TrackLayout)
-  auto it = metrics_.find({type, metric});
-  if (it != metrics_.end()) {
-    event_.name = it->second.name;
-    scale_ = it->second.scale;
+  if (const Metric* m = find_metric(type, metric)) {
+    event_.name = m->name;
+    scale_ = m->scale;
   } else {
     name_scratch_ = fmt::format("metric {}", metric);
     event_.name = name_scratch_;

@@ -56,6 +56,10 @@ class GpuMetricSource final : public EventSource {
   SelectBuilder b_;
   int type_, metric_, value_;
   std::map<std::pair<int64_t, int64_t>, Metric> metrics_;  // by (typeId, metricId)
+  // The same metrics by typeId, then indexed by metricId (small numbers from 0): a row's metric without a map lookup,
+  // once per sample (nsys cycles through a source's metrics at every timestamp).
+  std::vector<std::pair<int64_t, std::vector<const Metric*>>> by_type_;
+  const Metric* find_metric(int64_t type, int64_t metric);
   MetricScale scale_;                                      // the current row's
   std::string name_scratch_;
 };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "src/model/profile_catalog.h"
 #include "src/sqlite/statement.h"
 #include "src/writers/gpu_counters.h"
@@ -428,8 +430,18 @@ void PerfettoTraceWriter::add_gpu_counter(const TraceRow& row, int64_t ts, const
   metric_key_.first =
       (static_cast<int64_t>(row.kind) << 48) | (static_cast<int64_t>(row.report) << 32) | (row.device_id & 0xFFFFFFFF);
   metric_key_.second.assign(row.name.data(), row.name.size());  // reused: no allocation per sample
-  auto [it, fresh] = metric_counters_.try_emplace(metric_key_, metric_counters_.size());
-  const uint64_t index = it->second;
+  CounterBatch& batch = counter_batch_;
+  const size_t position = batch.open && batch.ts == ts ? batch.samples.size() : 0;  // in the batch it would join
+  uint64_t index = 0;
+  bool fresh = false;
+  if (position < last_batch_counters_.size() && counter_keys_[last_batch_counters_[position]] == metric_key_) {
+    index = last_batch_counters_[position];
+  } else {
+    auto [it, inserted] = metric_counters_.try_emplace(metric_key_, metric_counters_.size());
+    index = it->second;
+    fresh = inserted;
+    if (fresh) counter_keys_.push_back(metric_key_);
+  }
   const int32_t gpu_id = perfetto_gpu_id(row.report, metric ? gpu_metrics_device(row.device_id) : row.device_id);
   if (fresh) {
     constexpr uint64_t kBytes = 7;  // MeasureUnit BYTE
@@ -441,7 +453,6 @@ void PerfettoTraceWriter::add_gpu_counter(const TraceRow& row, int64_t ts, const
                              "(CUDA_GPU_MEMORY_USAGE_EVENTS)"),
         metric ? metric_unit(row.name).perfetto : kBytes});
   }
-  CounterBatch& batch = counter_batch_;
   bool repeated = false;  // a second sample of a counter at one time: a packet of its own, in the rows' order
   for (const CounterSample& s : batch.samples) repeated = repeated || s.counter == index;
   if (batch.open && (batch.ts != ts || batch.gpu_id != gpu_id || repeated)) flush_counter_batch();
@@ -479,6 +490,8 @@ void PerfettoTraceWriter::flush_counter_batch() {
   packet_.end();
   packet_.end();
   maybe_flush();
+  last_batch_counters_.clear();
+  for (const CounterSample& s : batch.samples) last_batch_counters_.push_back(s.counter);
   batch.open = false;
   batch.samples.clear();
 }
