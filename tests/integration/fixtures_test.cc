@@ -776,3 +776,52 @@ TEST(RealExportsSync, SyncRowsLandOnTheDeviceOfTheirContext) {
   }
 }
 }  // namespace
+
+// NCCL's extended payloads (tests/fixtures/nccl_payloads.sql: NCCL's real schemas, payload bytes laid out as NCCL's
+// structs): each range's args carry the fields by the schema's names, the reduction operation by its enum name, and
+// where a blob cannot be decoded, its length and why. The values were worked out by hand from the bytes in the
+// fixture's header; the Chrome JSON carries the same args.
+namespace {
+TEST_F(Fixture, NcclPayloadsAreDecodedBySchema) {
+  load("nccl_payloads");
+  const std::string comm = "\"NCCL communicator ID\":17297704936375867000";
+  const std::string nccl = "{\"domain\":\"NCCL\",\"domain_id\":1,";
+  EXPECT_EQ(db.rows("select ts, name, args from trace_events order by ts"),
+            (Rows{{"100", "train step", "{}"},
+                  {"200", "ncclCommInitRankConfig",
+                   nccl + "\"payload_schema_id\":16777227," + comm + ",\"No. of ranks\":8,\"Rank\":3,\"CUDA device\":3}"},
+                  {"500", "ncclAllReduce",
+                   nccl + "\"payload_schema_id\":16777221," + comm +
+                       ",\"Message size [bytes]\":33554432,\"Reduction operation\":\"Sum\"}"},
+                  {"700", "ncclAllReduce",
+                   nccl + "\"payload_schema_id\":16777221," + comm +
+                       ",\"Message size [bytes]\":4096,\"Reduction operation\":\"Max\"}"},
+                  {"900", "ncclAllReduce",
+                   nccl + "\"payload_schema_id\":16777221," + comm +
+                       ",\"Message size [bytes]\":1024,\"Reduction operation\":7}"},
+                  {"1000", "ncclAllReduce",
+                   nccl + "\"payload_schema_id\":16777221," + comm +
+                       ",\"payload_bytes\":44,\"payload_error\":\"the header announces 24 payload bytes, binaryData "
+                       "holds 12\"}"},
+                  {"1100", "ncclCommFinalize", nccl + "\"payload_schema_id\":16777230," + comm + "}"},
+                  {"1300", "ncclCommDestroy",
+                   nccl + "\"payload_bytes\":10,\"payload_error\":\"binaryData of 10 bytes is shorter than its "
+                          "32-byte header\"}"},
+                  {"1500", "ncclGroupStart",
+                   nccl + "\"payload_schema_id\":16777299,\"payload_bytes\":40,\"payload_error\":\"schema 16777299 of "
+                          "domain 1 is not in NVTX_PAYLOAD_SCHEMAS\"}"}}));
+  // SQL reads a field by its name.
+  EXPECT_EQ(db.rows("select json_extract(args, '$.\"Message size [bytes]\"'), "
+                    "json_extract(args, '$.\"Reduction operation\"') from trace_events where name = 'ncclAllReduce' "
+                    "and json_extract(args, '$.payload_error') is null order by ts"),
+            (Rows{{"33554432", "Sum"}, {"4096", "Max"}, {"1024", "7"}}));
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["nvtx"], 9);
+  std::string json = db.text("select chrome_trace(*) from trace_events where ts = 500");
+  EXPECT_NE(json.find(comm + ",\"Message size [bytes]\":33554432,\"Reduction operation\":\"Sum\"}"),
+            std::string::npos)
+      << json;
+  // Without args asked for, nothing is decoded (and nothing fails).
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name like 'nccl%'"), 8);
+}
+}  // namespace
