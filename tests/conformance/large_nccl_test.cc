@@ -64,7 +64,7 @@ std::vector<std::string> tp_lines(const std::string& tools, const std::string& t
 Rows raw_nccl_ranges(testdb::Db& db) {
   return db.rows(
       "select coalesce(e.text, s.value), count(*), sum(e.start), sum(e.\"end\" - e.start), e.globalTid % 16777216 "
-      "from NVTX_EVENTS e left join StringIds s on s.id = e.textId where e.eventType = 59 and e.domainId in "
+      "from NVTX_EVENTS e left join StringIds s on s.id = e.textId where e.eventType in (59, 70) and e.domainId in "
       "(select domainId from NVTX_EVENTS where eventType = 75 and text = 'NCCL') group by 1, 5 order by 1");
 }
 
