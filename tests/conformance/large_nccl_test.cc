@@ -136,4 +136,44 @@ TEST_F(LargeNccl, BothFormatsDrawThemUnderTheDomainsName) {
   EXPECT_EQ(got, in_json);
 }
 
+// The decoded payloads of tests/fixtures/nccl_payloads.sql as Perfetto's trace processor imports both formats (no
+// export of ../shared needed, only the tools): no error stat, and per all-reduce its fields in the args table. Perfetto
+// writes a debug annotation's '[' and ']' as '_' in its key; the protobuf keeps a communicator id above 2^63 - 1
+// exactly (an unsigned value); the JSON importer reads that number as a double, so it is not compared there
+// (docs/limits.md: what viewers show).
+TEST(NcclPayloadFixture, ArgsAreWhatPerfettosImporterReads) {
+  std::string tools = perfetto_tools();
+  if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: NOT checked";
+  testdb::TempDir dir("nsystrace_nccl_payloads");
+  std::string pftrace = dir.file("t.pftrace"), json = dir.file("t.json");
+  {
+    testdb::Db db;
+    db.exec_file(testdb::source_dir() + "/tests/fixtures/nccl_payloads.sql");
+    db.integer("select perfetto_trace_file('" + pftrace + "') from trace_events");
+    db.integer("select chrome_trace_file('" + json + "') from trace_events");
+  }
+  for (const std::string& trace : {pftrace, json}) {
+    testjson::Value stats = testjson::parse(run(tools + "/import-stats " + trace));
+    EXPECT_EQ(stats.get("stats")->items.size(), 0u) << trace << ": " << run(tools + "/import-stats " + trace);
+  }
+  // Per all-reduce: its ts, then the values of `keys` in key order.
+  auto fields = [&](const std::string& trace, const std::string& keys) {
+    return tp_lines(tools, trace,
+                    "select s.ts || ',' || group_concat(a.display_value, ',' order by a.key) from slice s join args a "
+                    "using (arg_set_id) where s.name = 'ncclAllReduce' and a.key in (" + keys + ") group by s.id "
+                    "order by s.ts");
+  };
+  EXPECT_EQ(fields(pftrace,
+                   "'debug.Message size _bytes_', 'debug.NCCL communicator ID', 'debug.Reduction operation', "
+                   "'debug.payload_error'"),
+            (std::vector<std::string>{"500,33554432,17297704936375867000,Sum", "700,4096,17297704936375867000,Max",
+                                      "900,1024,17297704936375867000,7",
+                                      "1000,17297704936375867000,the header announces 24 payload bytes, binaryData "
+                                      "holds 12"}));
+  EXPECT_EQ(fields(json,
+                   "'args.Message size [bytes]', 'args.Reduction operation', 'args.payload_error'"),
+            (std::vector<std::string>{"500,33554432,Sum", "700,4096,Max", "900,1024,7",
+                                      "1000,the header announces 24 payload bytes, binaryData holds 12"}));
+}
+
 }  // namespace
