@@ -815,6 +815,9 @@ TEST_F(Fixture, NcclPayloadsAreDecodedBySchema) {
                     "json_extract(args, '$.\"Reduction operation\"') from trace_events where name = 'ncclAllReduce' "
                     "and json_extract(args, '$.payload_error') is null order by ts"),
             (Rows{{"33554432", "Sum"}, {"4096", "Max"}, {"1024", "7"}}));
+  // A communicator id above 2^63 - 1: exact as the JSON text `->` gives (json_extract would make it a REAL).
+  EXPECT_EQ(db.text("select args -> '$.\"NCCL communicator ID\"' from trace_events where ts = 500"),
+            "17297704936375867000");
   auto t = trace();
   EXPECT_EQ(t.per_cat["nvtx"], 9);
   std::string json = db.text("select chrome_trace(*) from trace_events where ts = 500");
