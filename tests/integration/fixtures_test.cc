@@ -827,4 +827,25 @@ TEST_F(Fixture, NcclPayloadsAreDecodedBySchema) {
   // Without args asked for, nothing is decoded (and nothing fails).
   EXPECT_EQ(db.integer("select count(*) from trace_events where name like 'nccl%'"), 8);
 }
+
+// In the Chrome JSON, NCCL's ranges are on a tid of their own (16777215, counted down from 2^24 - 1) named
+// "main (NCCL)", sorted right after their thread (tid 100), before a later thread (tid 200) of the process.
+TEST_F(Fixture, NcclTidSortsRightAfterItsThreadInTheJson) {
+  load("nccl_payloads");
+  db.exec("insert into NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) values "
+          "(3000, 3100, 59, 'loader step', 281476654432456, 0)");
+  auto t = trace();
+  EXPECT_EQ(t.thread_names, (std::map<std::pair<int64_t, int64_t>, std::string>{
+                                {{100, 100}, "main"}, {{100, 200}, "Thread 200"}, {{100, 16777215}, "main (NCCL)"}}));
+  std::string json = db.text("select chrome_trace(*) from trace_events");
+  auto sort_index = [&](int tid) {
+    std::string key = "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":100,\"tid\":" + std::to_string(tid) +
+                      ",\"args\":{\"sort_index\":";
+    size_t at = json.find(key);
+    return at == std::string::npos ? -1 : std::stoi(json.substr(at + key.size()));
+  };
+  EXPECT_EQ(sort_index(100), 0);
+  EXPECT_EQ(sort_index(16777215), 1);
+  EXPECT_EQ(sort_index(200), 2);
+}
 }  // namespace
