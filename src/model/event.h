@@ -124,6 +124,10 @@ struct Track {
   // The thread a thread's own track or a track beside it belongs to (its name and OS tid); empty otherwise.
   std::string thread_name;
   int32_t thread_tid = 0;
+  // A track of its thread's own (NCCL's ranges: "NCCL", the domain's name): a format that nests tracks (Perfetto)
+  // draws it under its thread with this name; one that cannot (Chrome JSON: a tid per track) uses `name`. Empty for
+  // every other track.
+  std::string name_under_thread;
 };
 
 // One row of trace_events.

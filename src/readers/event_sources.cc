@@ -10,6 +10,7 @@
 #include "src/readers/callchains.h"
 #include "src/readers/chrome_colors.h"
 #include "src/readers/gpu_metrics_source.h"
+#include "src/readers/nvtx_payload.h"
 #include "src/writers/json_writer.h"
 
 namespace nsystrace {
@@ -1132,6 +1133,7 @@ class NvtxSource final : public EventSource {
     for (int i = 0; i < 6; ++i) payload_[i] = arg(payloads[i]);
     json_text_ = arg("jsonText");
     json_text_id_ = arg("jsonTextId");
+    binary_data_ = arg("binaryData");  // an extended payload, decoded by its schema (src/readers/nvtx_payload.h)
     event_.kind = Kind::nvtx;
     event_.placement = Placement::cpu_thread;
     prepare(t, b_.select_list(), f, shape);
@@ -1207,6 +1209,13 @@ class NvtxSource final : public EventSource {
     std::string scratch;
     if (auto json = stmt_.optional_text(json_text_)) o.string("payload_json", *json);
     else if (auto json_ref = string_or_placeholder(json_text_id_, scratch)) o.string("payload_json", *json_ref);
+    if (!stmt_.is_null(binary_data_)) {
+      if (!payload_schemas_) payload_schemas_ = NvtxPayloadSchemas::load(db_, catalog_.schema());
+      const void* blob = sqlite3_column_blob(stmt_.get(), binary_data_);
+      int size = sqlite3_column_bytes(stmt_.get(), binary_data_);
+      write_nvtx_payload_args(*payload_schemas_, domain,
+                              std::string_view(static_cast<const char*>(blob), blob ? static_cast<size_t>(size) : 0), o);
+    }
     int64_t type = stmt_.int64(type_);
     if (nvtx_type_is(type, NvtxRole::start_end_range)) o.string("range", "start/end");
     optional_int(o, "range_id", range_id_);
@@ -1238,7 +1247,8 @@ class NvtxSource final : public EventSource {
   }
   SelectBuilder b_;
   int type_, text_, text_id_, global_tid_, end_global_tid_, domain_, category_, color_, range_id_, payload_[6],
-      json_text_, json_text_id_;
+      json_text_, json_text_id_, binary_data_;
+  mutable std::optional<NvtxPayloadSchemas> payload_schemas_;  // read at the first row with a binaryData
   std::map<std::pair<int64_t, int64_t>, Domain> domains_;  // (globalPid, domainId) -> its Domain
   std::string name_scratch_;
 };

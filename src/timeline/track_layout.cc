@@ -81,6 +81,7 @@ TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
         t.has_own_id = true;
         t.own_id = tid;
       } else {
+        if (ev.placement == Placement::cpu_nccl) t.name_under_thread = "NCCL";  // the domain's name
         t.name += ev.placement == Placement::cpu_async    ? " (NVTX start/end)"
                   : ev.placement == Placement::cpu_nccl   ? " (NCCL)"
                   : ev.placement == Placement::cpu_samples ? " (samples)"

@@ -6,7 +6,7 @@ build=$1 seconds=$2
 src=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/json" "$work/export"
+mkdir -p "$work/json" "$work/export" "$work/payload"
 for f in "$src"/tests/fixtures/*.sql; do
   head -c 4000 "$f" > "$work/json/$(basename "$f").txt"
   sqlite3 "$work/export/$(basename "$f" .sql).sqlite" < "$f"
@@ -20,7 +20,12 @@ else
   echo "fuzz: ../shared absent: export fuzzing seeded with our own fixtures only"
 fi
 passed=0 failed=0
-for target in json_writer:json export_reader:export; do
+# The payload decoder's seed: NCCL's all-reduce schema (3 entries: uint64 with no offset, size_t at 8, the
+# 4-byte enum at 16; fuzz_nvtx_payload.cc says the layout), then the fixture's blob of the range at 500.
+hex="031100FFFF000000000000000015000800000000000000000025001000000000000000000004"
+hex+=$(sqlite3 "$work/export/nccl_payloads.sqlite" "select hex(binaryData) from NVTX_EVENTS where start = 500")
+printf "$(echo "$hex" | sed 's/../\\x&/g')" > "$work/payload/seed"
+for target in json_writer:json export_reader:export nvtx_payload:payload; do
   name=${target%%:*} corpus=$work/${target##*:}
   if "$build/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=1048576 -rss_limit_mb=4096 \
        -print_final_stats=1 "$corpus" > "$work/$name.log" 2>&1; then

@@ -776,3 +776,76 @@ TEST(RealExportsSync, SyncRowsLandOnTheDeviceOfTheirContext) {
   }
 }
 }  // namespace
+
+// NCCL's extended payloads (tests/fixtures/nccl_payloads.sql: NCCL's real schemas, payload bytes laid out as NCCL's
+// structs): each range's args carry the fields by the schema's names, the reduction operation by its enum name, and
+// where a blob cannot be decoded, its length and why. The values were worked out by hand from the bytes in the
+// fixture's header; the Chrome JSON carries the same args.
+namespace {
+TEST_F(Fixture, NcclPayloadsAreDecodedBySchema) {
+  load("nccl_payloads");
+  const std::string comm = "\"NCCL communicator ID\":17297704936375867000";
+  const std::string nccl = "{\"domain\":\"NCCL\",\"domain_id\":1,";
+  EXPECT_EQ(db.rows("select ts, name, args from trace_events order by ts"),
+            (Rows{{"100", "train step", "{}"},
+                  {"200", "ncclCommInitRankConfig",
+                   nccl + "\"payload_schema_id\":16777227," + comm + ",\"No. of ranks\":8,\"Rank\":3,\"CUDA device\":3}"},
+                  {"500", "ncclAllReduce",
+                   nccl + "\"payload_schema_id\":16777221," + comm +
+                       ",\"Message size [bytes]\":33554432,\"Reduction operation\":\"Sum\"}"},
+                  {"700", "ncclAllReduce",
+                   nccl + "\"payload_schema_id\":16777221," + comm +
+                       ",\"Message size [bytes]\":4096,\"Reduction operation\":\"Max\"}"},
+                  {"900", "ncclAllReduce",
+                   nccl + "\"payload_schema_id\":16777221," + comm +
+                       ",\"Message size [bytes]\":1024,\"Reduction operation\":7}"},
+                  {"1000", "ncclAllReduce",
+                   nccl + "\"payload_schema_id\":16777221," + comm +
+                       ",\"payload_bytes\":44,\"payload_error\":\"the header announces 24 payload bytes, binaryData "
+                       "holds 12\"}"},
+                  {"1100", "ncclCommFinalize", nccl + "\"payload_schema_id\":16777230," + comm + "}"},
+                  {"1300", "ncclCommDestroy",
+                   nccl + "\"payload_bytes\":10,\"payload_error\":\"binaryData of 10 bytes is shorter than its "
+                          "32-byte header\"}"},
+                  {"1500", "ncclGroupStart",
+                   nccl + "\"payload_schema_id\":16777299,\"payload_bytes\":40,\"payload_error\":\"schema 16777299 of "
+                          "domain 1 is not in NVTX_PAYLOAD_SCHEMAS\"}"}}));
+  // SQL reads a field by its name.
+  EXPECT_EQ(db.rows("select json_extract(args, '$.\"Message size [bytes]\"'), "
+                    "json_extract(args, '$.\"Reduction operation\"') from trace_events where name = 'ncclAllReduce' "
+                    "and json_extract(args, '$.payload_error') is null order by ts"),
+            (Rows{{"33554432", "Sum"}, {"4096", "Max"}, {"1024", "7"}}));
+  // A communicator id above 2^63 - 1: exact as the JSON text `->` gives (json_extract would make it a REAL).
+  EXPECT_EQ(db.text("select args -> '$.\"NCCL communicator ID\"' from trace_events where ts = 500"),
+            "17297704936375867000");
+  auto t = trace();
+  EXPECT_EQ(t.per_cat["nvtx"], 9);
+  std::string json = db.text("select chrome_trace(*) from trace_events where ts = 500");
+  EXPECT_NE(json.find(comm + ",\"Message size [bytes]\":33554432,\"Reduction operation\":\"Sum\"}"),
+            std::string::npos)
+      << json;
+  // Without args asked for, nothing is decoded (and nothing fails).
+  EXPECT_EQ(db.integer("select count(*) from trace_events where name like 'nccl%'"), 8);
+}
+
+// In the Chrome JSON, NCCL's ranges are on a tid of their own (16777215, counted down from 2^24 - 1) named
+// "main (NCCL)", sorted right after their thread (tid 100), before a later thread (tid 200) of the process.
+TEST_F(Fixture, NcclTidSortsRightAfterItsThreadInTheJson) {
+  load("nccl_payloads");
+  db.exec("insert into NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) values "
+          "(3000, 3100, 59, 'loader step', 281476654432456, 0)");
+  auto t = trace();
+  EXPECT_EQ(t.thread_names, (std::map<std::pair<int64_t, int64_t>, std::string>{
+                                {{100, 100}, "main"}, {{100, 200}, "Thread 200"}, {{100, 16777215}, "main (NCCL)"}}));
+  std::string json = db.text("select chrome_trace(*) from trace_events");
+  auto sort_index = [&](int tid) {
+    std::string key = "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":100,\"tid\":" + std::to_string(tid) +
+                      ",\"args\":{\"sort_index\":";
+    size_t at = json.find(key);
+    return at == std::string::npos ? -1 : std::stoi(json.substr(at + key.size()));
+  };
+  EXPECT_EQ(sort_index(100), 0);
+  EXPECT_EQ(sort_index(16777215), 1);
+  EXPECT_EQ(sort_index(200), 2);
+}
+}  // namespace

@@ -408,3 +408,46 @@ TEST(PerfettoTraceFixtures, AReportShiftedPastInt64IsDrawnAtTheLatestTime) {
 }
 
 }  // namespace
+
+// NCCL's ranges (tests/fixtures/nccl_payloads.sql) in the protobuf: on a track of their thread named "NCCL" (the
+// domain's name), described with the thread as its parent, with their decoded payload as debug annotations: the
+// communicator id as an unsigned value, the message size as an integer, the reduction operation by its name.
+TEST(PerfettoTraceFixtures, NcclRangesAreOnTheirThreadsNcclTrackWithTheirPayloads) {
+  testdb::Db db;
+  db.exec_file(testdb::source_dir() + "/tests/fixtures/nccl_payloads.sql");
+  std::string trace = fixture_trace(db);
+  Decoded d = decode_trace(trace);
+  for (const auto& p : d.problems) ADD_FAILURE() << p;
+  // The thread's track (a thread descriptor: tid 100) and the NCCL track whose parent it is.
+  uint64_t thread = 0, nccl = 0, nccl_parent = 0;
+  for (const Field& packet : testproto::decode(trace))
+    for (const Field& td : testproto::fields(packet.bytes, 60)) {
+      uint64_t uuid = testproto::one(td.bytes, 1).varint;
+      if (auto th = testproto::fields(td.bytes, 4); !th.empty() && testproto::one(th[0].bytes, 2).varint == 100)
+        thread = uuid;
+      if (auto name = testproto::fields(td.bytes, 2); !name.empty() && name[0].bytes == "NCCL")
+        nccl = uuid, nccl_parent = testproto::one(td.bytes, 5).varint;
+    }
+  ASSERT_NE(thread, 0u);
+  ASSERT_NE(nccl, 0u);
+  EXPECT_EQ(nccl_parent, thread);
+  int on_nccl = 0, on_thread = 0;
+  const Decoded::Event* all_reduce = nullptr;
+  for (const auto& e : d.events) {
+    if (e.type != 1) continue;  // slice begins
+    const std::string& name = d.names[e.name_iid];
+    if (e.track == nccl) ++on_nccl;
+    if (e.track == thread) ++on_thread;
+    EXPECT_EQ(e.track == nccl, name.rfind("nccl", 0) == 0) << name;
+    if (e.ts == 500) all_reduce = &e;
+  }
+  EXPECT_EQ(on_nccl, 8);
+  EXPECT_EQ(on_thread, 1);  // train step
+  ASSERT_NE(all_reduce, nullptr);
+  EXPECT_EQ(all_reduce->args.at("NCCL communicator ID").number, 3u);  // uint_value
+  EXPECT_EQ(all_reduce->args.at("NCCL communicator ID").varint, 17297704936375867000u);
+  EXPECT_EQ(all_reduce->args.at("Message size [bytes]").number, 4u);  // int_value
+  EXPECT_EQ(all_reduce->args.at("Message size [bytes]").varint, 33554432u);
+  const Field& op = all_reduce->args.at("Reduction operation");
+  EXPECT_EQ(op.number == 17 ? d.arg_strings.at(op.varint) : std::string(op.bytes), "Sum");
+}

@@ -36,8 +36,18 @@ ChromeTrackIds::Ids ChromeTrackIds::of(const Track& track, uint32_t lane) {
                        : static_cast<int32_t>((int64_t{127} << 24) | (processes_[track.pid].next_overflow++ & 0xFFFFFF));
       name = fmt::format("{} [lane {}]", track.name, lane);
     }
+    // Lanes of the thread's own track are (k << 24) | tid, k <= 127: this one sorts after them (k 128 and on).
+    if (!track.name_under_thread.empty() && track.thread_tid > 0)
+      under_thread_[{track.pid, tid}] = {track.thread_tid & 0xFFFFFF, 128, lane};
   }
   return Ids{tid, &name};
+}
+
+std::tuple<int64_t, int64_t, int64_t> ChromeTrackIds::order(int64_t pid, int64_t tid) const {
+  if (!under_thread_.empty())
+    if (auto it = under_thread_.find({pid, tid}); it != under_thread_.end()) return it->second;
+  auto [low, high] = thread_order(tid);
+  return {low, high, 0};
 }
 
 ChromeTraceWriter::ChromeTraceWriter(OutputBuffer& out) : out_(out) { out_.append("{\"traceEvents\":[\n"); }
@@ -191,9 +201,10 @@ void ChromeTraceWriter::finish(std::string_view other_data) {
   std::vector<std::pair<std::pair<int64_t, int64_t>, const std::string*>> threads;
   threads.reserve(threads_.size());
   for (const auto& [key, name] : threads_) threads.emplace_back(key, &name);
-  std::sort(threads.begin(), threads.end(), [](const auto& a, const auto& b) {
+  std::sort(threads.begin(), threads.end(), [&](const auto& a, const auto& b) {
     if (a.first.first != b.first.first) return a.first.first < b.first.first;
-    return thread_order(a.first.second) < thread_order(b.first.second);
+    auto order_a = track_ids_.order(a.first.first, a.first.second), order_b = track_ids_.order(b.first.first, b.first.second);
+    return order_a != order_b ? order_a < order_b : a.first.second < b.first.second;
   });
   int64_t index = 0, last_pid = INT64_MIN;
   for (const auto& thread : threads) {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -27,7 +28,8 @@ namespace nsystrace {
 // Chrome has no tracks, only (pid, tid) pairs with names: here a scan's tracks and lanes become tids. A track's own
 // id (OS tid, stream id) when it has one, else an id counted down from 2^24 - 1 in its process; lane k >= 1 of a track
 // is tid (k << 24) | base, named "<track> [lane k]", and lanes past 126 get ids of their own. Ids stay below 2^31 and
-// sort (by thread_order) right after their track.
+// sort (by thread_order) right after their track. A track of its thread's own (Track::name_under_thread: NCCL's
+// ranges) cannot be drawn under its thread here; its tid and its lanes' are sorted right after the thread's lanes.
 class ChromeTrackIds {
  public:
   struct Ids {
@@ -35,8 +37,12 @@ class ChromeTrackIds {
     const std::string* name;
   };
   Ids of(const Track& track, uint32_t lane);
+  // Where the tid `tid` of process `pid` sorts among the process's tids (its thread_sort_index order).
+  std::tuple<int64_t, int64_t, int64_t> order(int64_t pid, int64_t tid) const;
 
  private:
+  // (pid, tid) of a track of its thread's own, or of one of its lanes -> its order: after its thread's lanes.
+  std::map<std::pair<int64_t, int64_t>, std::tuple<int64_t, int64_t, int64_t>> under_thread_;
   struct PerTrack {
     int32_t base = 0;
     std::vector<std::pair<int32_t, std::string>> lanes;  // by lane; tid -1 until seen

@@ -562,13 +562,17 @@ uint64_t PerfettoTraceWriter::track_uuid(const Track& track, uint32_t lane) {
   // track (and every extra lane) is named, under its parent.
   if (lane == 0 && track.placement == Placement::cpu_thread && track.has_own_id)
     if (uint64_t uuid = thread_uuid(track, track.own_id); uuid != 0) return t.lanes[0] = uuid;
-  uint64_t parent = lane == 0 ? process_uuid(track) : track_uuid(track, 0);
+  // A track of its thread's own (NCCL's ranges) is drawn under the thread, named as it is there ("NCCL"); its extra
+  // lanes under it.
+  uint64_t thread = track.name_under_thread.empty() ? 0 : thread_uuid(track, track.thread_tid);
+  const std::string& name = thread != 0 ? track.name_under_thread : track.name;
+  uint64_t parent = lane != 0 ? track_uuid(track, 0) : thread != 0 ? thread : process_uuid(track);
   uint64_t uuid = t.lanes[lane] = next_uuid_++;
   begin_packet(last_ts_);
   packet_.begin(Packet::track_descriptor);
   packet_.varint_field(Descriptor::uuid, uuid);
   packet_.varint_field(Descriptor::parent_uuid, parent);
-  packet_.bytes_field(Descriptor::name, lane == 0 ? track.name : fmt::format("{} [lane {}]", track.name, lane));
+  packet_.bytes_field(Descriptor::name, lane == 0 ? name : fmt::format("{} [lane {}]", name, lane));
   // Perfetto merges same-named tracks of a process unless told not to: two threads both named "python3" have two
   // "python3 (NVTX start/end)" tracks, which must stay apart (as their tids do in the JSON).
   packet_.varint_field(Descriptor::sibling_merge_behavior, Descriptor::kMergeNone);
