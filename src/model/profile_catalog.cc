@@ -58,6 +58,7 @@ std::shared_ptr<ProfileCatalog> ProfileCatalog::load(sqlite3* db, const std::str
   c->strings_.load(db, c->schema_);
   c->load_processes_and_threads(db);
   c->load_gpus(db);
+  c->graph_nodes_.load(db, c->schema_, c->strings_);
   c->db_ = db;
   c->load_labels(db, "ENUM_CUDA_MEMCPY_OPER", "id", "label", c->memcpy_kinds_);
   c->load_labels(db, "ENUM_CUDA_MEM_KIND", "id", "label", c->memory_kinds_);

@@ -760,6 +760,21 @@ class GpuSource : public EventSource {
     optional_int(o, "correlation_id", c.correlation);
     optional_int(o, "context_id", c.context);
   }
+  // Work of a CUDA graph traced per node (graphNodeId; 0: none): its node, and where CUDA_GRAPH_NODE_EVENTS has the
+  // node, the node it was cloned from and the call that created it (src/model/graph_nodes.h).
+  void graph_node_args(ArgsSink& o, int node_column) const {
+    int64_t node = stmt_.int64(node_column);
+    if (node == 0) return;
+    o.integer("graph_node_id", node);
+    const GraphNodeCreation* made = event_.has_global_id ? catalog_.graph_node(process_key_of(event_.global_id), node)
+                                                         : nullptr;
+    if (made == nullptr) return;
+    if (made->original_id) o.integer("graph_node_original_id", *made->original_id);
+    if (!made->has_call) return;
+    o.string("graph_node_created_by", made->call_name);
+    o.integer("graph_node_created_ts", saturating_add(made->call_ts, report_.clock_offset));
+    if (made->call_correlation_id) o.integer("graph_node_created_correlation_id", *made->call_correlation_id);
+  }
 };
 
 class KernelSource final : public GpuSource {
@@ -815,7 +830,7 @@ class KernelSource final : public GpuSource {
     optional_int(o, "shared_memory_executed", shared_executed_);
     common_args(o, gpu_);
     optional_int(o, "graph_id", graph_id_);
-    if (int64_t node = stmt_.int64(graph_node_); node != 0) o.integer("graph_node_id", node);  // 0: not in a graph
+    graph_node_args(o, graph_node_);
     // Where the export has them (nsys 2022+; the mangled name from 2022.3): the raw symbol, how it was launched
     // (ENUM_CUDA_KERNEL_LAUNCH_TYPE), its local memory, and its device's architecture.
     if (auto mangled = string_or_placeholder(mangled_, scratch)) o.string("mangled_name", *mangled);
@@ -848,6 +863,7 @@ class MemcpySource final : public GpuSource {
     ArgColumns arg(b_, f.args);
     src_device_ = arg("srcDeviceId");
     dst_device_ = arg("dstDeviceId");
+    graph_node_ = arg("graphNodeId");
     event_.kind = Kind::memcpy;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -881,12 +897,13 @@ class MemcpySource final : public GpuSource {
     optional_int(o, "src_device_id", src_device_);
     optional_int(o, "dst_device_id", dst_device_);
     common_args(o, gpu_);
+    graph_node_args(o, graph_node_);
   }
 
  private:
   SelectBuilder b_;
   GpuColumns gpu_;
-  int bytes_, copy_kind_, src_kind_, dst_kind_, src_device_, dst_device_;
+  int bytes_, copy_kind_, src_kind_, dst_kind_, src_device_, dst_device_, graph_node_;
 };
 
 class MemsetSource final : public GpuSource {
@@ -898,6 +915,7 @@ class MemsetSource final : public GpuSource {
     mem_kind_ = b_.column("memKind");
     ArgColumns arg(b_, f.args);
     value_ = arg("value");
+    graph_node_ = arg("graphNodeId");
     event_.kind = Kind::memset;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -917,12 +935,13 @@ class MemsetSource final : public GpuSource {
     optional_int(o, "value", value_);
     labelled_arg(o, "mem_kind", memory_kind_of(catalog_, event_.memory.mem_kind));
     common_args(o, gpu_);
+    graph_node_args(o, graph_node_);
   }
 
  private:
   SelectBuilder b_;
   GpuColumns gpu_;
-  int bytes_, value_, mem_kind_;
+  int bytes_, value_, mem_kind_, graph_node_;
 };
 
 // CUDA graph launches traced per graph (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, nsys's default --cuda-graph-trace=graph):
