@@ -1,6 +1,8 @@
 #include "src/model/graph_nodes.h"
 
 #include <algorithm>
+#include <climits>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -89,6 +91,64 @@ void GraphNodeCreations::load(sqlite3* db, const ExportSchema& schema, const Str
       n.call_ts = c->start;
       n.call_correlation_id = c->correlation;
     }
+  }
+}
+
+void GraphReplays::load(sqlite3* db, const ExportSchema& schema, const StringTable& strings) {
+  for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
+    const TableInfo* t = schema.table(table);
+    if (t == nullptr || !t->has("graphNodeId") || !t->has("correlationId") || !t->has("globalPid")) continue;
+    const bool kernels = std::string_view(table) == "CUPTI_ACTIVITY_KIND_KERNEL";
+    if (!t->has("deviceId") || !t->has("streamId")) continue;
+    Statement s(db, "SELECT globalPid, correlationId, min(start), max(max(\"end\", start)), count(*), min(graphNodeId), "
+                    "deviceId, streamId FROM " + schema.qualified(table) + " WHERE graphNodeId IS NOT NULL AND "
+                    "graphNodeId != 0 AND correlationId IS NOT NULL AND globalPid IS NOT NULL AND start IS NOT NULL "
+                    "GROUP BY 1, 2, 7, 8");
+    while (s.step()) {
+      auto [it, fresh] =
+          replays_.try_emplace({process_key_of(s.int64(0)), s.int64(1), s.int64(6), s.int64(7)});
+      GraphReplay& r = it->second;
+      r.start = fresh ? s.int64(2) : std::min(r.start, s.int64(2));
+      r.end = fresh ? s.int64(3) : std::max(r.end, s.int64(3));
+      r.first_node_id = fresh ? s.int64(5) : std::min(r.first_node_id, s.int64(5));
+      r.nodes += s.int64(4);
+      if (kernels) r.kernels += s.int64(4);
+    }
+  }
+  if (replays_.empty()) return;
+  // The launch calls: the earliest of each (process, correlation id) (by start, then the longest, then the name),
+  // as trace_events' call_* columns take it. Correlation ids are numbered in order: only their range is read.
+  const TableInfo* r = schema.table("CUPTI_ACTIVITY_KIND_RUNTIME");
+  if (r == nullptr || !r->has("correlationId") || !r->has("globalTid") || !r->has("nameId")) return;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  std::map<std::pair<int64_t, int64_t>, std::vector<GraphReplay*>> by_launch;  // (process, correlation id)
+  for (auto& [key, replay] : replays_) {
+    lo = std::min(lo, std::get<1>(key)), hi = std::max(hi, std::get<1>(key));
+    by_launch[{std::get<0>(key), std::get<1>(key)}].push_back(&replay);
+  }
+  Statement q(db, "SELECT globalTid, correlationId, nameId, start, \"end\" FROM " +
+                      schema.qualified("CUPTI_ACTIVITY_KIND_RUNTIME") +
+                      " WHERE correlationId BETWEEN ?1 AND ?2 AND globalTid IS NOT NULL AND nameId IS NOT NULL"
+                      " ORDER BY rowid");
+  q.bind(1, lo);
+  q.bind(2, hi);
+  struct Best {
+    int64_t start, dur;
+  };
+  std::map<std::pair<int64_t, int64_t>, Best> best;
+  while (q.step()) {
+    std::pair<int64_t, int64_t> key{process_key_of(q.int64(0)), q.int64(1)};
+    auto it = by_launch.find(key);
+    if (it == by_launch.end()) continue;
+    const std::string* name = strings.find(q.int64(2));
+    std::string text = name ? *name : kMissingStringPrefix + std::to_string(q.int64(2)) + "]";
+    Best here{q.int64(3), std::max<int64_t>(0, q.int64(4) - q.int64(3))};
+    auto [b, fresh] = best.try_emplace(key, here);
+    if (!fresh && std::make_tuple(here.start, -here.dur, text) >=
+                      std::make_tuple(b->second.start, -b->second.dur, it->second.front()->call_name))
+      continue;
+    b->second = here;
+    for (GraphReplay* replay : it->second) replay->call_name = text;
   }
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "src/model/export_schema.h"
@@ -40,6 +41,30 @@ class GraphNodeCreations {
 
  private:
   std::map<std::pair<int64_t, int64_t>, GraphNodeCreation> nodes_;  // (process key, graphNodeId)
+};
+
+// A replay of a CUDA graph traced per node on one stream: the GPU work of one launch (the kernels, memcpys and memsets
+// with a graphNodeId, 0 meaning none, sharing the launch's correlation id in one process) on one (device, stream),
+// and the call that launched it. A replay whose nodes ran on several streams has one per stream: each spans only
+// its own stream's nodes, so that the stream's other work never overlaps it partially.
+struct GraphReplay {
+  int64_t start = 0, end = 0;  // its first node's start, its last node's end (an end before its start reads as it)
+  int64_t nodes = 0, kernels = 0;
+  int64_t first_node_id = 0;
+  std::string call_name;  // the launch call's name (the earliest call of the correlation id), or empty
+};
+
+class GraphReplays {
+ public:
+  void load(sqlite3* db, const ExportSchema& schema, const StringTable& strings);
+  // The replay of launch `correlation` in the process `process_key` (process_key_of) on (device, stream), or nullptr.
+  const GraphReplay* find(int64_t process_key, int64_t correlation, int64_t device, int64_t stream) const {
+    auto it = replays_.find({process_key, correlation, device, stream});
+    return it == replays_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, GraphReplay> replays_;  // (process, correlation, device, stream)
 };
 
 }  // namespace nsystrace

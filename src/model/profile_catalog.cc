@@ -323,6 +323,13 @@ const std::string* ProfileCatalog::thread_name(int64_t global_tid) const {
 
 const std::string* ProfileCatalog::gpu_name(int64_t device_id) const { return find(gpus_, device_id); }
 
+const GraphReplay* ProfileCatalog::graph_replay(sqlite3* db, int64_t process_key, int64_t correlation,
+                                                int64_t device, int64_t stream) const {
+  std::lock_guard<std::mutex> lock(row_time_mutex_);
+  if (!graph_replays_) graph_replays_.emplace().load(db, schema_, strings_);
+  return graph_replays_->find(process_key, correlation, device, stream);
+}
+
 std::string_view ProfileCatalog::string_or_placeholder(int64_t id, std::string& scratch) const {
   if (const std::string* s = strings_.find(id)) return *s;
   scratch = kMissingStringPrefix + std::to_string(id) + "]";

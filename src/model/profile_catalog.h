@@ -73,6 +73,11 @@ class ProfileCatalog {
   const GraphNodeCreation* graph_node(int64_t process_key, int64_t node_id) const {
     return graph_nodes_.find(process_key, node_id);
   }
+  // A replay of a CUDA graph traced per node on a stream, by its process's key, launch correlation id, device and
+  // stream: read on first use (a
+  // pass over the GPU activity tables' graph node rows) on `db`, the caller's connection.
+  const GraphReplay* graph_replay(sqlite3* db, int64_t process_key, int64_t correlation, int64_t device,
+                                  int64_t stream) const;
   // nsys numbers NVTX domains, and categories within them, per process: `global_id` is the globalTid of the event
   // (or a globalPid), the domain is looked up in its process. Their names are read from NVTX_EVENTS on first use
   // (a pass over the whole table, which only scans that place or show NVTX ranges need): on `db`, the caller's
@@ -191,6 +196,7 @@ class ProfileCatalog {
   // (src/readers/prefetched_source.h): computed under this mutex.
   mutable std::mutex row_time_mutex_;
   mutable std::optional<int64_t> profile_end_;
+  mutable std::optional<GraphReplays> graph_replays_;
   mutable std::optional<std::optional<int64_t>> last_nvtx_timestamp_;
   static constexpr int64_t kSeveralDevices = INT64_MIN;  // a context seen on more than one device
   mutable std::optional<std::map<std::pair<int64_t, int64_t>, int64_t>> context_devices_;  // (globalPid, context)

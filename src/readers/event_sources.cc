@@ -795,7 +795,7 @@ class KernelSource final : public GpuSource {
     local_ = arg("localMemoryPerThread");
     shared_executed_ = arg("sharedMemoryExecuted");
     graph_id_ = arg("graphId");
-    graph_node_ = arg("graphNodeId");
+    graph_node_ = b_.column("graphNodeId");  // with or without args: a replay's slice is opened by its first node
     mangled_ = arg("mangledName");
     launch_type_ = arg("launchType");
     local_total_ = arg("localMemoryTotal");
@@ -815,6 +815,7 @@ class KernelSource final : public GpuSource {
     auto name = name_from_string_id(short_name_, name_scratch_);
     event_.name = name ? *name : name_from_string_id(demangled_, name_scratch_).value_or(std::string_view());
     read_optional(demangled_, event_.has_demangled_id, event_.demangled_id);
+    event_.graph_node_id = stmt_.int64(graph_node_);
     return true;
   }
   void write_args(ArgsSink& o) const override {
@@ -863,7 +864,7 @@ class MemcpySource final : public GpuSource {
     ArgColumns arg(b_, f.args);
     src_device_ = arg("srcDeviceId");
     dst_device_ = arg("dstDeviceId");
-    graph_node_ = arg("graphNodeId");
+    graph_node_ = b_.column("graphNodeId");
     event_.kind = Kind::memcpy;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -886,6 +887,7 @@ class MemcpySource final : public GpuSource {
     event_.memory.copy_kind = stmt_.optional_int64(copy_kind_);
     event_.memory.src_kind = stmt_.optional_int64(src_kind_);
     event_.memory.dst_kind = stmt_.optional_int64(dst_kind_);
+    event_.graph_node_id = stmt_.int64(graph_node_);
     return true;
   }
   void write_args(ArgsSink& o) const override {
@@ -915,7 +917,7 @@ class MemsetSource final : public GpuSource {
     mem_kind_ = b_.column("memKind");
     ArgColumns arg(b_, f.args);
     value_ = arg("value");
-    graph_node_ = arg("graphNodeId");
+    graph_node_ = b_.column("graphNodeId");
     event_.kind = Kind::memset;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -928,6 +930,7 @@ class MemsetSource final : public GpuSource {
     event_.name = "Memset";
     event_.memory.bytes = stmt_.optional_int64(bytes_);
     event_.memory.mem_kind = stmt_.optional_int64(mem_kind_);
+    event_.graph_node_id = stmt_.int64(graph_node_);
     return true;
   }
   void write_args(ArgsSink& o) const override {

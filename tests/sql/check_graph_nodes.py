@@ -11,10 +11,15 @@ clone): the innermost CUPTI_ACTIVITY_KIND_RUNTIME call of the creating thread wh
 instant (graph_node_created_by: its name; graph_node_created_ts: its start; graph_node_created_correlation_id). The
 reference is plain SQL and Python over the raw tables; rows compared as multisets. No other row carries these args.
 """
+import csv
 import glob
+import json
 import os
+import shutil
 import sqlite3
+import subprocess
 import sys
+import tempfile
 from collections import Counter
 
 EXTENSION, SOURCE = sys.argv[1], sys.argv[2]
@@ -105,5 +110,106 @@ for path in exports:
 if checked == 0:
     print("check_graph_nodes: no real export has graph nodes: nothing was checked")
     failed += 1
-print(f"check_graph_nodes: {len(exports) - failed} exports passed, {failed} failed")
+
+# The replay slices, as Perfetto's trace processor reads the traces: one per replay (and stream) of the export, with its extent
+# and node count, an arrow from its launch call, its nodes nested in it (JSON, and the protobuf with gpu_model
+# 'slices'; in the typed model the nodes are gpu_slice rows of the stream's hardware queue, beside it).
+TOOLS = os.path.join(SOURCE, "..", "shared", "tools", "perfetto")
+
+
+def tp(trace, sql):
+    out = subprocess.run([os.path.join(TOOLS, "trace-processor"), "query", trace, sql], capture_output=True,
+                         text=True, check=True).stdout.strip().splitlines()
+    return [next(csv.reader([line])) for line in out[1:]]
+
+
+def raw_replays(db):
+    """(process, correlationId, device, stream) -> [start, end, nodes] of the export's graph node rows: a replay
+    whose nodes ran on several streams has a slice on each."""
+    out = {}
+    for _, table in TABLES:
+        if {"graphNodeId", "globalPid", "correlationId"} <= columns(db, table):
+            for g, c, d, st, s, e in db.execute(
+                    f'select globalPid, correlationId, deviceId, streamId, start, max("end", start) from {table} '
+                    "where graphNodeId is not null and graphNodeId != 0 and correlationId is not null"):
+                r = out.setdefault((g >> 24, c, d, st), [s, e, 0])
+                r[0], r[1], r[2] = min(r[0], s), max(r[1], e), r[2] + 1
+    return out
+
+
+traces_checked = 0
+if not os.access(os.path.join(TOOLS, "trace-processor"), os.X_OK):
+    print("check_graph_nodes: ../shared/tools/perfetto not found: the replay slices were NOT checked")
+else:
+    tmp = tempfile.mkdtemp()
+    for path in exports:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        replays = raw_replays(db)
+        if not replays:
+            continue
+        db.enable_load_extension(True)
+        db.load_extension(EXTENSION)
+        name = os.path.basename(path)
+        expected = sorted((e - s, n) for s, e, n in replays.values())
+        node_rows = sum(n for _, _, n in replays.values())
+        traces = {"JSON": os.path.join(tmp, "t.json"), "protobuf": os.path.join(tmp, "t.pftrace"),
+                  "protobuf (slices)": os.path.join(tmp, "s.pftrace")}
+        db.execute(f"select chrome_trace_file('{traces['JSON']}') from trace_events where derived in (0, 1)").fetchall()
+        db.execute(f"select perfetto_trace_file('{traces['protobuf']}') from trace_events where derived in (0, 1)"
+                   ).fetchall()
+        db.execute("select nsystrace_option('gpu_model', 'slices')").fetchall()
+        db.execute(f"select perfetto_trace_file('{traces['protobuf (slices)']}') from trace_events "
+                   "where derived in (0, 1)").fetchall()
+        for form, trace in traces.items():
+            traces_checked += 1
+            problems = []
+            stats = json.loads(subprocess.run([os.path.join(TOOLS, "import-stats"), trace], capture_output=True,
+                                              text=True, check=True).stdout)["stats"]
+            if stats:
+                problems.append(f"import stats {stats}")
+            arg = "args." if form == "JSON" else "debug."
+            got = sorted((int(d), int(n)) for d, n in tp(trace, f"select dur, extract_arg(arg_set_id, '{arg}nodes') "
+                                                                "from slice where category = 'graph' and "
+                                                                f"extract_arg(arg_set_id, '{arg}graph_replay') = 1"))
+            if got != expected:
+                problems.append(f"{len(got)} replay slices, {len(expected)} replays in the export (or their "
+                                "durations / node counts differ)")
+            # One arrow from the launch call to its replay and one to each node. (The JSON's flow ends bind to the
+            # innermost slice open at their time: there the replay's arrow ends on its first node, which starts with it.)
+            launches = tp(trace, "select count(*) from flow f join slice c on c.id = f.slice_out where c.name like "
+                                 "'cudaGraphLaunch%'")
+            if int(launches[0][0]) != node_rows + len(expected):
+                problems.append(f"{launches[0][0]} arrows from cudaGraphLaunch calls, {node_rows} nodes and "
+                                f"{len(expected)} replays in the export")
+            arrows = tp(trace, "select count(*) from flow f join slice s on s.id = f.slice_in join slice c on "
+                               "c.id = f.slice_out where s.category = 'graph' and c.name like 'cudaGraphLaunch%'")
+            if form != "JSON" and int(arrows[0][0]) != len(expected):
+                problems.append(f"{arrows[0][0]} arrows from a cudaGraphLaunch call into a replay, {len(expected)} "
+                                "replays")
+            if form != "protobuf":
+                # Each node nested in the replay of its launch (the same correlation id: the JSON's args), or, where
+                # it overlaps another node on its stream, on an extra lane of the stream ("[lane k]"), as before.
+                nested = tp(trace, "select count(*) from slice c join slice p on p.id = c.parent_id where "
+                                   f"p.category = 'graph' and extract_arg(c.arg_set_id, '{arg}graph_node_id') "
+                                   "is not null")
+                lane = ("(select t.name from thread_track tt join thread t using (utid) where tt.id = s.track_id)"
+                        if form == "JSON" else "(select name from track where id = s.track_id)")
+                on_lanes = tp(trace, f"select count(*) from slice s where s.depth = 0 and {lane} like '%[lane %' and "
+                                     f"extract_arg(s.arg_set_id, '{arg}graph_node_id') is not null")
+                if int(nested[0][0]) + int(on_lanes[0][0]) != node_rows:
+                    problems.append(f"{nested[0][0]} nodes nested in replays and {on_lanes[0][0]} on extra lanes, "
+                                    f"{node_rows} node rows in the export")
+                if form == "JSON":
+                    strays = tp(trace, "select count(*) from slice c join slice p on p.id = c.parent_id where "
+                                       "p.category = 'graph' and extract_arg(c.arg_set_id, 'args.correlation_id') "
+                                       "!= extract_arg(p.arg_set_id, 'args.correlation_id')")
+                    if int(strays[0][0]):
+                        problems.append(f"{strays[0][0]} slices nested in a replay of another launch")
+            if problems:
+                failed += 1
+                print(f"FAILED: replay slices of {name}, {form}: " + "; ".join(problems))
+            else:
+                print(f"{name}, {form}: {len(expected)} replay slices, each with its arrow and nodes: equal")
+    shutil.rmtree(tmp, ignore_errors=True)
+print(f"check_graph_nodes: {failed} failed")
 sys.exit(1 if failed else 0)

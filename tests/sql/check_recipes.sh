@@ -142,6 +142,13 @@ if [ "$("$sqlite3_bin" -csv "$gn" -cmd ".load $so" "select json_extract(args, '\
     json_extract(args, '\$.graph_node_created_correlation_id') from trace_events where kind = 'kernel' and ts = 1100")" \
     = '4294967296,cudaLaunchKernel_v7000,100,1' ]; then passed=$((passed + 1))
 else echo "FAILED: graph node creation args on graph_nodes.sqlite"; failed=$((failed + 1)); fi
+# Its replay slices in the JSON (name, stream, ts and dur in us, nodes), one per replay and stream, from its header.
+replays=$("$sqlite3_bin" -csv "$gn" -cmd ".load $so" "with t(j) as (select chrome_trace(*) from trace_events)
+  select group_concat(json_extract(value, '\$.name') || ' ' || json_extract(value, '\$.tid') || ' ' ||
+  json_extract(value, '\$.ts') || ' ' || json_extract(value, '\$.dur') || ' ' || json_extract(value, '\$.args.nodes'),
+  '; ') from t, json_each(t.j, '\$.traceEvents') where json_extract(value, '\$.cat') = 'graph'")
+if [ "$replays" = '"cudaGraphLaunch_v10000 7 1.1 0.3 2; cudaGraphLaunch_v10000 7 1.5 0.1 1; cudaGraphLaunch_v10000 8 1.55 0.15 1; CUDA graph replay 7 2 0.01 1"' ]
+then passed=$((passed + 1)); else echo "FAILED: replay slices of graph_nodes.sqlite: $replays"; failed=$((failed + 1)); fi
 # Every number against its reference over the raw tables (Debian's python3: standard library only).
 python=/usr/bin/python3; [ -x "$python" ] || python=python3
 if ! ONLY=cuda_graph_sum "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "$gn"; then
