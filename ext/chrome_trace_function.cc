@@ -178,6 +178,22 @@ std::optional<int64_t> realtime_at_zero(const TimelineScan& scan) {
 
 // Feeds the current row of `cursor` to the aggregate: every row of one scan, each once, in the scan's order (the
 // writers lay out tracks over the scan that placed the rows).
+// The args of a CUDA graph replay's slice (TimelineScan::replay_opened).
+class GraphReplayArgs final : public RowArgs {
+ public:
+  GraphReplayArgs(const GraphReplay& replay, const TraceRow& slice) : replay_(replay), slice_(slice) {}
+  void write(ArgsSink& o) const override {
+    o.boolean("graph_replay", true);
+    o.integer("correlation_id", slice_.correlation_id);
+    o.integer("nodes", replay_.nodes).integer("kernels", replay_.kernels);
+    o.integer("first_node_id", replay_.first_node_id);
+  }
+
+ private:
+  const GraphReplay& replay_;
+  const TraceRow& slice_;
+};
+
 void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor) {
   if (cursor->grouped)
     throw Error(fmt::format(
@@ -222,6 +238,10 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
     agg.gpus.insert(scan.row().device_id);
     agg.last_gpu = scan.row().device_id;
   }
+  // A CUDA graph replay traced per node opens with its first node: its slice goes first, so the nodes nest in it.
+  TraceRow replay_slice;
+  if (const GraphReplay* replay = scan.replay_opened(&replay_slice))
+    agg.writer->add(replay_slice, GraphReplayArgs(*replay, replay_slice));
   agg.writer->add(scan.row(), scan);
   if (agg.file) agg.report_progress(false);
 }

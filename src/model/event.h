@@ -104,6 +104,7 @@ struct SourceEvent {
   bool has_demangled_id = false;
   int64_t demangled_id = 0;
   MemoryFields memory;  // memcpys, memsets and CUDA memory rows
+  int64_t graph_node_id = 0;  // GPU work of a CUDA graph traced per node: its graphNodeId (0: none)
 };
 
 // A track of the timeline, as the track layout makes it: a thread, a CUDA stream, or a track beside them (NVTX
@@ -159,6 +160,7 @@ struct TraceRow {
   bool has_demangled_id = false;        // SourceEvent::demangled_id
   int64_t demangled_id = 0;
   MemoryFields memory;                  // SourceEvent::memory
+  int64_t graph_node_id = 0;            // SourceEvent::graph_node_id
 };
 
 }  // namespace nsystrace

@@ -58,6 +58,7 @@ std::shared_ptr<ProfileCatalog> ProfileCatalog::load(sqlite3* db, const std::str
   c->strings_.load(db, c->schema_);
   c->load_processes_and_threads(db);
   c->load_gpus(db);
+  c->graph_nodes_.load(db, c->schema_, c->strings_);
   c->db_ = db;
   c->load_labels(db, "ENUM_CUDA_MEMCPY_OPER", "id", "label", c->memcpy_kinds_);
   c->load_labels(db, "ENUM_CUDA_MEM_KIND", "id", "label", c->memory_kinds_);
@@ -321,6 +322,13 @@ const std::string* ProfileCatalog::thread_name(int64_t global_tid) const {
 }
 
 const std::string* ProfileCatalog::gpu_name(int64_t device_id) const { return find(gpus_, device_id); }
+
+const GraphReplay* ProfileCatalog::graph_replay(sqlite3* db, int64_t process_key, int64_t correlation,
+                                                int64_t device, int64_t stream) const {
+  std::lock_guard<std::mutex> lock(row_time_mutex_);
+  if (!graph_replays_) graph_replays_.emplace().load(db, schema_, strings_);
+  return graph_replays_->find(process_key, correlation, device, stream);
+}
 
 std::string_view ProfileCatalog::string_or_placeholder(int64_t id, std::string& scratch) const {
   if (const std::string* s = strings_.find(id)) return *s;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/model/export_schema.h"
+#include "src/model/graph_nodes.h"
 
 namespace nsystrace {
 
@@ -68,6 +69,15 @@ class ProfileCatalog {
   const std::string* gpu_name(int64_t device_id) const;
   // The device's compute capability as an architecture name ("sm_90" for 9.0), where the export records it.
   const std::string* gpu_arch(int64_t device_id) const { return find(gpu_archs_, device_id); }
+  // A CUDA graph node's creation (CUDA_GRAPH_NODE_EVENTS), by its process's key (process_key_of) and graphNodeId.
+  const GraphNodeCreation* graph_node(int64_t process_key, int64_t node_id) const {
+    return graph_nodes_.find(process_key, node_id);
+  }
+  // A replay of a CUDA graph traced per node on a stream, by its process's key, launch correlation id, device and
+  // stream: read on first use (a
+  // pass over the GPU activity tables' graph node rows) on `db`, the caller's connection.
+  const GraphReplay* graph_replay(sqlite3* db, int64_t process_key, int64_t correlation, int64_t device,
+                                  int64_t stream) const;
   // nsys numbers NVTX domains, and categories within them, per process: `global_id` is the globalTid of the event
   // (or a globalPid), the domain is looked up in its process. Their names are read from NVTX_EVENTS on first use
   // (a pass over the whole table, which only scans that place or show NVTX ranges need): on `db`, the caller's
@@ -168,6 +178,7 @@ class ProfileCatalog {
   std::unordered_map<int64_t, std::string> threads_;    // globalTid -> name
   std::map<int64_t, std::string> gpus_;                 // deviceId -> "NVIDIA H100 80GB HBM3"
   std::map<int64_t, std::string> gpu_archs_;            // deviceId -> "sm_90"
+  GraphNodeCreations graph_nodes_;
   sqlite3* db_ = nullptr;  // the connection it was loaded on
   mutable std::once_flag nvtx_definitions_once_;
   mutable std::map<std::pair<int64_t, int64_t>, std::string> nvtx_domains_;  // (globalPid, domainId) -> name
@@ -185,6 +196,7 @@ class ProfileCatalog {
   // (src/readers/prefetched_source.h): computed under this mutex.
   mutable std::mutex row_time_mutex_;
   mutable std::optional<int64_t> profile_end_;
+  mutable std::optional<GraphReplays> graph_replays_;
   mutable std::optional<std::optional<int64_t>> last_nvtx_timestamp_;
   static constexpr int64_t kSeveralDevices = INT64_MIN;  // a context seen on more than one device
   mutable std::optional<std::map<std::pair<int64_t, int64_t>, int64_t>> context_devices_;  // (globalPid, context)

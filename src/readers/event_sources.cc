@@ -761,6 +761,21 @@ class GpuSource : public EventSource {
     optional_int(o, "correlation_id", c.correlation);
     optional_int(o, "context_id", c.context);
   }
+  // Work of a CUDA graph traced per node (graphNodeId; 0: none): its node, and where CUDA_GRAPH_NODE_EVENTS has the
+  // node, the node it was cloned from and the call that created it (src/model/graph_nodes.h).
+  void graph_node_args(ArgsSink& o, int node_column) const {
+    int64_t node = stmt_.int64(node_column);
+    if (node == 0) return;
+    o.integer("graph_node_id", node);
+    const GraphNodeCreation* made = event_.has_global_id ? catalog_.graph_node(process_key_of(event_.global_id), node)
+                                                         : nullptr;
+    if (made == nullptr) return;
+    if (made->original_id) o.integer("graph_node_original_id", *made->original_id);
+    if (!made->has_call) return;
+    o.string("graph_node_created_by", made->call_name);
+    o.integer("graph_node_created_ts", saturating_add(made->call_ts, report_.clock_offset));
+    if (made->call_correlation_id) o.integer("graph_node_created_correlation_id", *made->call_correlation_id);
+  }
 };
 
 class KernelSource final : public GpuSource {
@@ -781,7 +796,7 @@ class KernelSource final : public GpuSource {
     local_ = arg("localMemoryPerThread");
     shared_executed_ = arg("sharedMemoryExecuted");
     graph_id_ = arg("graphId");
-    graph_node_ = arg("graphNodeId");
+    graph_node_ = b_.column("graphNodeId");  // with or without args: a replay's slice is opened by its first node
     mangled_ = arg("mangledName");
     launch_type_ = arg("launchType");
     local_total_ = arg("localMemoryTotal");
@@ -801,6 +816,7 @@ class KernelSource final : public GpuSource {
     auto name = name_from_string_id(short_name_, name_scratch_);
     event_.name = name ? *name : name_from_string_id(demangled_, name_scratch_).value_or(std::string_view());
     read_optional(demangled_, event_.has_demangled_id, event_.demangled_id);
+    event_.graph_node_id = stmt_.int64(graph_node_);
     return true;
   }
   void write_args(ArgsSink& o) const override {
@@ -816,7 +832,7 @@ class KernelSource final : public GpuSource {
     optional_int(o, "shared_memory_executed", shared_executed_);
     common_args(o, gpu_);
     optional_int(o, "graph_id", graph_id_);
-    if (int64_t node = stmt_.int64(graph_node_); node != 0) o.integer("graph_node_id", node);  // 0: not in a graph
+    graph_node_args(o, graph_node_);
     // Where the export has them (nsys 2022+; the mangled name from 2022.3): the raw symbol, how it was launched
     // (ENUM_CUDA_KERNEL_LAUNCH_TYPE), its local memory, and its device's architecture.
     if (auto mangled = string_or_placeholder(mangled_, scratch)) o.string("mangled_name", *mangled);
@@ -849,6 +865,7 @@ class MemcpySource final : public GpuSource {
     ArgColumns arg(b_, f.args);
     src_device_ = arg("srcDeviceId");
     dst_device_ = arg("dstDeviceId");
+    graph_node_ = b_.column("graphNodeId");
     event_.kind = Kind::memcpy;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -871,6 +888,7 @@ class MemcpySource final : public GpuSource {
     event_.memory.copy_kind = stmt_.optional_int64(copy_kind_);
     event_.memory.src_kind = stmt_.optional_int64(src_kind_);
     event_.memory.dst_kind = stmt_.optional_int64(dst_kind_);
+    event_.graph_node_id = stmt_.int64(graph_node_);
     return true;
   }
   void write_args(ArgsSink& o) const override {
@@ -882,12 +900,13 @@ class MemcpySource final : public GpuSource {
     optional_int(o, "src_device_id", src_device_);
     optional_int(o, "dst_device_id", dst_device_);
     common_args(o, gpu_);
+    graph_node_args(o, graph_node_);
   }
 
  private:
   SelectBuilder b_;
   GpuColumns gpu_;
-  int bytes_, copy_kind_, src_kind_, dst_kind_, src_device_, dst_device_;
+  int bytes_, copy_kind_, src_kind_, dst_kind_, src_device_, dst_device_, graph_node_;
 };
 
 class MemsetSource final : public GpuSource {
@@ -899,6 +918,7 @@ class MemsetSource final : public GpuSource {
     mem_kind_ = b_.column("memKind");
     ArgColumns arg(b_, f.args);
     value_ = arg("value");
+    graph_node_ = b_.column("graphNodeId");
     event_.kind = Kind::memset;
     prepare(t, b_.select_list(), f, gpu_shape());
   }
@@ -911,6 +931,7 @@ class MemsetSource final : public GpuSource {
     event_.name = "Memset";
     event_.memory.bytes = stmt_.optional_int64(bytes_);
     event_.memory.mem_kind = stmt_.optional_int64(mem_kind_);
+    event_.graph_node_id = stmt_.int64(graph_node_);
     return true;
   }
   void write_args(ArgsSink& o) const override {
@@ -918,12 +939,13 @@ class MemsetSource final : public GpuSource {
     optional_int(o, "value", value_);
     labelled_arg(o, "mem_kind", memory_kind_of(catalog_, event_.memory.mem_kind));
     common_args(o, gpu_);
+    graph_node_args(o, graph_node_);
   }
 
  private:
   SelectBuilder b_;
   GpuColumns gpu_;
-  int bytes_, value_, mem_kind_;
+  int bytes_, value_, mem_kind_, graph_node_;
 };
 
 // CUDA graph launches traced per graph (CUPTI_ACTIVITY_KIND_GRAPH_TRACE, nsys's default --cuda-graph-trace=graph):

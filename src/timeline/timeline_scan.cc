@@ -208,6 +208,7 @@ bool TimelineScan::restart(const ScanFilter& filter) {
   current_ = nullptr;
   current_index_ = 0;
   row_ = TraceRow();
+  replays_opened_.clear();
   args_.clear();
   args_ready_ = false;
   row_number_ = 0;
@@ -286,6 +287,7 @@ void TimelineScan::pick() {
   row_.has_demangled_id = e.has_demangled_id;
   row_.demangled_id = e.demangled_id;
   row_.memory = e.memory;
+  row_.graph_node_id = e.graph_node_id;
   row_.schema = &reports_[e.report].context.schema;
   row_.kind = e.kind;
   row_.name = e.name;
@@ -313,6 +315,32 @@ void TimelineScan::pick() {
   row_.correlation_id = e.correlation_id;
   row_.has_global_tid = e.has_global_id;
   row_.global_tid = e.global_id;
+}
+
+const GraphReplay* TimelineScan::replay_opened(TraceRow* slice) {
+  if (current_ == nullptr || row_.graph_node_id == 0 || !row_.has_correlation || !row_.has_global_tid ||
+      !row_.has_stream)
+    return nullptr;
+  const Report& report = reports_[row_.report];
+  const int64_t process = process_key_of(row_.global_tid);
+  const GraphReplay* replay =
+      report.catalog->graph_replay(db_, process, row_.correlation_id, row_.device_id, row_.stream_id);
+  if (replay == nullptr || row_.ts != saturating_add(replay->start, report.context.clock_offset)) return nullptr;
+  if (!replays_opened_.emplace(row_.report, process, row_.correlation_id, row_.device_id, row_.stream_id).second)
+    return nullptr;
+  *slice = row_;  // its track, lane, process, device, stream, correlation id and global id
+  slice->kind = Kind::graph;
+  slice->rowid = 0;
+  slice->name = replay->call_name.empty() ? std::string_view("CUDA graph replay") : std::string_view(replay->call_name);
+  slice->name_id = -1;
+  slice->has_dur = true;
+  slice->dur = std::max<int64_t>(0, replay->end - replay->start);
+  slice->has_demangled_id = false;
+  slice->memory = {};
+  slice->graph_node_id = 0;
+  slice->cname = nullptr;
+  slice->domain = nullptr;
+  return replay;
 }
 
 std::optional<std::string_view> TimelineScan::demangled_name(std::string& scratch) const {

@@ -4,7 +4,9 @@
 #include <functional>
 #include <optional>
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "src/readers/event_sources.h"
@@ -60,6 +62,11 @@ class TimelineScan {
   bool eof() const { return current_ == nullptr; }
   void next();
   const TraceRow& row() const { return row_; }
+  // The replay of a CUDA graph traced per node that the current row opens, if any: the row is GPU work of a graph
+  // node, starts at its replay's first node's start, and is the first such row of its replay in this scan. The trace
+  // writers draw the replay as a slice of its own (kind graph, named after its launch call) on the row's track and
+  // lane, just before the row: *slice gets it. The replay is not a trace_events row (docs/sql-reference.md).
+  const GraphReplay* replay_opened(TraceRow* slice);
   // The current row's args as JSON object text, built on first request; only for a scan opened with
   // ScanFilter::args (else an Error: reopen the scan with args, as the trace aggregates do).
   std::string_view args();
@@ -106,6 +113,8 @@ class TimelineScan {
   bool names_match(std::string_view name);
 
   sqlite3* db_;
+  // The replays opened: (report, process key, correlation id, device, stream).
+  std::set<std::tuple<int, int64_t, int64_t, int64_t, int64_t>> replays_opened_;
   std::vector<Report> reports_;
   std::vector<std::unique_ptr<EventSource>> sources_;
   std::vector<bool> live_;

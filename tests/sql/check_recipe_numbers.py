@@ -616,6 +616,44 @@ def gpu_idle(raw, min_gap_ns=1_000_000):
     return [r + totals[(r[0], r[4])] for r in rows]
 
 
+def cuda_graph_sum(raw):
+    """Replays of CUDA graphs traced per node: the kernels, memcpys and memsets with a graphNodeId (0: none) grouped
+    by (process, correlationId); graphs: the replays of one process with the same set of node ids."""
+    calls = api_calls(raw)
+    replays = defaultdict(list)  # (globalPid, correlationId) -> [(kind, start, end, node id)]
+    for kind, table in (("kernel", "CUPTI_ACTIVITY_KIND_KERNEL"), ("memcpy", "CUPTI_ACTIVITY_KIND_MEMCPY"),
+                        ("memset", "CUPTI_ACTIVITY_KIND_MEMSET")):
+        if raw.has(table, "graphNodeId"):
+            for g, c, s, e, n in raw.rows(f"select globalPid, correlationId, start, max(\"end\", start), graphNodeId "
+                                          f"from {table} where graphNodeId is not null and graphNodeId != 0 "
+                                          "and correlationId is not null"):
+                replays[(g, c)].append((kind, s, e, n))
+    graphs = defaultdict(list)  # (globalPid, node ids) -> [(span, kernels, other nodes, latency, idle, call name)]
+    for (g, c), nodes in replays.items():
+        start, end = min(s for _, s, _, _ in nodes), max(e for _, _, e, _ in nodes)
+        idle = (end - start) - union_ns([(s, e) for _, s, e, _ in nodes])
+        kernels = sum(1 for k, *_ in nodes if k == "kernel")
+        call = calls.get((g >> 24, c))
+        graphs[(g, tuple(sorted({n for *_, n in nodes})))].append(
+            (end - start, kernels, len(nodes) - kernels, start - call[0] if call else None, idle,
+             call[3] if call else None))
+    rows = []
+    for (g, ids), reps in graphs.items():
+        spans = [r[0] for r in reps]
+        latencies = [r[3] for r in reps if r[3] is not None]
+        names = [r[5] for r in reps if r[5] is not None]
+        n = len(reps)
+        rows.append((-sum(spans), (g >> 24) & 0xFFFFFF, ids[0], [
+            (g >> 24) & 0xFFFFFF, ids[0], len(ids), min(names) if names else None, n,
+            raw.round(sum(r[1] for r in reps) / n, 2), raw.round(sum(r[2] for r in reps) / n, 2),
+            raw.round(sum(spans) / n / 1e3, 3), raw.round(min(spans) / 1e3, 3), raw.round(max(spans) / 1e3, 3),
+            raw.round(sum(latencies) / len(latencies) / 1e3, 3) if latencies else None,
+            raw.round(max(latencies) / 1e3, 3) if latencies else None,
+            raw.round(sum(r[4] for r in reps) / n / 1e3, 3),
+            raw.round(100.0 * sum(r[4] for r in reps) / sum(spans), 2) if sum(spans) else None]))
+    return [r[3] for r in sorted(rows, key=lambda r: r[:3])]
+
+
 def launch_stats(raw, top_n=20):
     calls = api_calls(raw)
     out = []
@@ -902,6 +940,7 @@ CHECKS = {
     "kernel_breakdown.sql": (kernel_breakdown, lambda r: r),
     "gpu_idle.sql": (gpu_idle, lambda r: r),
     "launch_stats.sql": (launch_stats, lambda r: r),
+    "cuda_graph_sum.sql": (cuda_graph_sum, lambda r: r),
     "queue_depth.sql": (queue_depth, lambda r: r),
     # Compared as sets: the recipe orders sync findings by device, which the reference leaves out.
     "expert_findings.sql": (expert_findings, expert_shown, "unordered"),

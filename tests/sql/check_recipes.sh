@@ -160,7 +160,30 @@ check "NVTX names printed alike" nsys_stats/nvtx_gpu_proj_sum.sql '$1 == "T:x:st
   "$tmp/nvtx_printed_alike.sqlite"
 check "NVTX names printed alike: nvtx_sum" nsys_stats/nvtx_sum.sql '$9 == "T:x:step" && $3 == 3 && $2 == 2300' \
   "$tmp/nvtx_printed_alike.sqlite"
+# CUDA graphs traced per node (tests/fixtures/graph_nodes.sql, values from its header): two replays of one graph,
+# the second over two streams with overlapping nodes, and a memset node whose launch call is missing.
+"$sqlite3_bin" "$tmp/graph_nodes.sqlite" < "$src/tests/fixtures/graph_nodes.sql"
+gn=$tmp/graph_nodes.sqlite
+check "graph replays" cuda_graph_sum.sql 'NR == 1 && $1 == 100 && $2 == 8589934592 && $3 == 2 &&
+  $4 == "cudaGraphLaunch_v10000" && $5 == 2 && $6 == 2.0 && $7 == 0.0 && $8 == 0.25 && $9 == 0.2 && $10 == 0.3 &&
+  $11 == 0.29 && $12 == 0.48 && $13 == 0.025 && $14 == 10.0' "$gn"
+check "graph without its launch call" cuda_graph_sum.sql 'NR == 2 && $2 == 8589934594 && $3 == 1 && $4 == "" &&
+  $5 == 1 && $6 == 0.0 && $7 == 1.0 && $8 == 0.01 && $11 == "" && $13 == 0.0 && $14 == 0.0' "$gn"
+if [ "$("$sqlite3_bin" -csv "$gn" -cmd ".load $so" "select json_extract(args, '\$.graph_node_original_id'),
+    json_extract(args, '\$.graph_node_created_by'), json_extract(args, '\$.graph_node_created_ts'),
+    json_extract(args, '\$.graph_node_created_correlation_id') from trace_events where kind = 'kernel' and ts = 1100")" \
+    = '4294967296,cudaLaunchKernel_v7000,100,1' ]; then passed=$((passed + 1))
+else echo "FAILED: graph node creation args on graph_nodes.sqlite"; failed=$((failed + 1)); fi
+# Its replay slices in the JSON (name, stream, ts and dur in us, nodes), one per replay and stream, from its header.
+replays=$("$sqlite3_bin" -csv "$gn" -cmd ".load $so" "with t(j) as (select chrome_trace(*) from trace_events)
+  select group_concat(json_extract(value, '\$.name') || ' ' || json_extract(value, '\$.tid') || ' ' ||
+  json_extract(value, '\$.ts') || ' ' || json_extract(value, '\$.dur') || ' ' || json_extract(value, '\$.args.nodes'),
+  '; ') from t, json_each(t.j, '\$.traceEvents') where json_extract(value, '\$.cat') = 'graph'")
+if [ "$replays" = '"cudaGraphLaunch_v10000 7 1.1 0.3 2; cudaGraphLaunch_v10000 7 1.5 0.1 1; cudaGraphLaunch_v10000 8 1.55 0.15 1; CUDA graph replay 7 2 0.01 1"' ]
+then passed=$((passed + 1)); else echo "FAILED: replay slices of graph_nodes.sqlite: $replays"; failed=$((failed + 1)); fi
 # Every number against its reference over the raw tables (Debian's python3: standard library only).
+if ! ONLY=cuda_graph_sum "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "$gn"; then
+  failed=$((failed + 1)); fi
 if ! "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" "${profiles[@]}"; then failed=$((failed + 1)); fi
 reading_call_columns='cuda_kern_exec_sum|launch_stats|launch_latency|queue_depth|expert_findings|gpu_idle'
 if ! ONLY=$reading_call_columns "$python" "$src/tests/sql/check_recipe_numbers.py" "$sqlite3_bin" "$so" \

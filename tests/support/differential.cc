@@ -708,6 +708,10 @@ std::vector<std::pair<std::string, std::string>> trace_events_of(testdb::Db&, co
   for (const auto& e : root.get("traceEvents")->items) {
     const std::string& ph = e.str("ph");
     if (e.str("cat") == "gpu_utilization" || (ph != "X" && ph != "i" && ph != "C")) continue;
+    // A CUDA graph replay's slice is drawn with the first of its nodes among the rows, not for a row of its own
+    // (docs/sql-reference.md): left out, as the utilization counters are; sql.graph_nodes checks the replays.
+    const testjson::Value* args = e.get("args");
+    if (e.str("cat") == "graph" && args != nullptr && args->get("graph_replay") != nullptr) continue;
     out.push_back(comparable(e.str("name"), testjson::us_text_to_ns(e.str("ts"))));
   }
   std::sort(out.begin(), out.end());
