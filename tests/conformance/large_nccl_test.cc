@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/support/mini_json.h"
+#include "tests/support/perfetto_tools.h"
 #include "tests/support/test_db.h"
 
 namespace {
@@ -23,40 +24,6 @@ std::string large_export() {
   if (testdb::shared_fixtures_dir().empty()) return "";
   std::string path = testdb::shared_fixtures_dir() + "/../large/h200_nccl_1rank_gpu_metrics.sqlite";
   return access(path.c_str(), R_OK) == 0 ? path : "";
-}
-
-std::string perfetto_tools() {
-  if (testdb::shared_fixtures_dir().empty()) return "";
-  std::string tools = testdb::shared_fixtures_dir() + "/../../tools/perfetto";
-  return access((tools + "/import-stats").c_str(), X_OK) == 0 ? tools : "";
-}
-
-std::string run(const std::string& command) {
-  std::string out;
-  FILE* p = popen(command.c_str(), "r");
-  if (p == nullptr) return out;
-  std::array<char, 65536> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  if (int status = pclose(p); status != 0) ADD_FAILURE() << command << " failed:\n" << out;
-  return out;
-}
-
-// The trace processor's answer as lines (header dropped, quotes around a line's text removed).
-std::vector<std::string> tp_lines(const std::string& tools, const std::string& trace, const std::string& sql) {
-  std::string quoted = "'";
-  for (char c : sql) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  std::string out = run(tools + "/trace-processor query " + trace + " " + quoted + "' 2>/dev/null");
-  std::vector<std::string> lines;
-  size_t at = out.find('\n');
-  while (at != std::string::npos && at + 1 < out.size()) {
-    size_t end = out.find('\n', at + 1);
-    std::string line = out.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
-    if (line.size() >= 2 && line.front() == '"' && line.back() == '"') line = line.substr(1, line.size() - 2);
-    lines.push_back(line);
-    at = end;
-  }
-  return lines;
 }
 
 // Per name of NCCL's ranges, "name,count,sum of starts - first start,sum of durations,tid", from the raw tables:
@@ -100,7 +67,7 @@ TEST_F(LargeNccl, RangesAreOnTheirThreadWithoutPayloadArgs) {
 // tables, in the protobuf on a thread track named "NCCL" of the ranges' thread, in the JSON on a thread of their own
 // named "python3 (NCCL)".
 TEST_F(LargeNccl, BothFormatsDrawThemUnderTheDomainsName) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: NOT checked";
   testdb::Db db(path_, /*load_shared_object=*/true);
   testdb::TempDir dir("nsystrace_large_nccl");
@@ -112,7 +79,7 @@ TEST_F(LargeNccl, BothFormatsDrawThemUnderTheDomainsName) {
   // relative to the same time 0 the export's are).
   const int64_t start = db.integer("select utcEpochNs from TARGET_INFO_SESSION_START_TIME");
   auto lines = [&](const std::string& trace, int64_t zero, const std::string& track) {
-    return tp_lines(tools, trace,
+    return tp::lines(tools, trace,
                     "select s.name || ',' || count(*) || ',' || sum(s.ts - " + std::to_string(zero) + ") || ',' || "
                     "sum(s.dur) || ',' || th.tid from slice s join thread_track t on t.id = s.track_id join thread th "
                     "using (utid) where " + track + " and s.name like 'nccl%' group by s.name, th.tid order by s.name");
@@ -120,15 +87,15 @@ TEST_F(LargeNccl, BothFormatsDrawThemUnderTheDomainsName) {
   std::vector<std::string> expected;
   for (const auto& r : raw) expected.push_back(r[0] + "," + r[1] + "," + r[2] + "," + r[3] + "," + r[4]);
   for (const std::string& trace : {pftrace, json}) {
-    testjson::Value stats = testjson::parse(run(tools + "/import-stats " + trace));
-    EXPECT_EQ(stats.get("stats")->items.size(), 0u) << trace << ": " << run(tools + "/import-stats " + trace);
+    testjson::Value stats = testjson::parse(tp::run(tools + "/import-stats " + trace));
+    EXPECT_EQ(stats.get("stats")->items.size(), 0u) << trace << ": " << tp::run(tools + "/import-stats " + trace);
   }
   // The protobuf: on the thread itself (tid 817, python3), on its track named NCCL.
   EXPECT_EQ(lines(pftrace, start, "t.name = 'NCCL' and th.name = 'python3'"), expected);
   // The JSON: a tid of its own, named after the thread and the domain; its times are the same, in microseconds.
   std::vector<std::string> in_json;
   for (const auto& r : raw) in_json.push_back(r[0] + "," + r[1] + "," + r[2] + "," + r[3]);
-  std::vector<std::string> got = tp_lines(
+  std::vector<std::string> got = tp::lines(
       tools, json,
       "select s.name || ',' || count(*) || ',' || sum(s.ts) || ',' || sum(s.dur) from slice s join thread_track t "
       "on t.id = s.track_id join thread th using (utid) where th.name = 'python3 (NCCL)' and s.name like 'nccl%' "
@@ -142,7 +109,7 @@ TEST_F(LargeNccl, BothFormatsDrawThemUnderTheDomainsName) {
 // exactly (an unsigned value); the JSON importer reads that number as a double, so it is not compared there
 // (docs/limits.md: what viewers show).
 TEST(NcclPayloadFixture, ArgsAreWhatPerfettosImporterReads) {
-  std::string tools = perfetto_tools();
+  std::string tools = tp::tools_dir();
   if (tools.empty()) GTEST_SKIP() << "../shared/tools/perfetto not found: NOT checked";
   testdb::TempDir dir("nsystrace_nccl_payloads");
   std::string pftrace = dir.file("t.pftrace"), json = dir.file("t.json");
@@ -153,12 +120,12 @@ TEST(NcclPayloadFixture, ArgsAreWhatPerfettosImporterReads) {
     db.integer("select chrome_trace_file('" + json + "') from trace_events");
   }
   for (const std::string& trace : {pftrace, json}) {
-    testjson::Value stats = testjson::parse(run(tools + "/import-stats " + trace));
-    EXPECT_EQ(stats.get("stats")->items.size(), 0u) << trace << ": " << run(tools + "/import-stats " + trace);
+    testjson::Value stats = testjson::parse(tp::run(tools + "/import-stats " + trace));
+    EXPECT_EQ(stats.get("stats")->items.size(), 0u) << trace << ": " << tp::run(tools + "/import-stats " + trace);
   }
   // Per all-reduce: its ts, then the values of `keys` in key order.
   auto fields = [&](const std::string& trace, const std::string& keys) {
-    return tp_lines(tools, trace,
+    return tp::lines(tools, trace,
                     "select s.ts || ',' || group_concat(a.display_value, ',' order by a.key) from slice s join args a "
                     "using (arg_set_id) where s.name = 'ncclAllReduce' and a.key in (" + keys + ") group by s.id "
                     "order by s.ts");
