@@ -40,7 +40,7 @@ mkdir "$out/indexed"                     # metadata names its source file
 cp "$db" "$indexed"
 sqlite3 "$indexed" ".load $so" "select nsystrace_create_indexes()" > /dev/null
 for _ in $(seq "$reps"); do
-  measure plain_scan sqlite3 "$db" "select count(*), sum(timestamp), sum(typeId), sum(metricId), sum(value) from GPU_METRICS"
+  measure plain_scan sqlite3 "$db" "select count(*), sum(timestamp), total(typeId), sum(metricId), sum(value) from GPU_METRICS"
   measure whole_pftrace sqlite3 "$db" ".load $so" "select perfetto_trace_file('$out/whole.pftrace') from trace_events"
   measure window_pftrace sqlite3 "$db" ".load $so" \
     "select perfetto_trace_file('$out/window.pftrace') from trace_events where ts >= 2000000000 and ts < 2500000000"
