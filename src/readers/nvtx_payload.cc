@@ -164,7 +164,10 @@ void write_nvtx_payload_args(const NvtxPayloadSchemas& schemas, int64_t domain, 
   const unsigned char* payload = bytes + kNvtxPayloadHeaderSize;
 
   std::set<std::string> used;
-  std::optional<uint64_t> next = 0;  // where an entry without an offset starts: after the last one (none: unknown)
+  // Where an entry without an offset starts: after the last one, when its size is known (a plain pair, not an
+  // optional: GCC 12 warns that an optional's value "may be used uninitialized" here).
+  uint64_t next_at = 0;
+  bool next_known = true;
   for (size_t i = 0; i < schema->entries.size(); ++i) {
     const NvtxPayloadEntry& e = schema->entries[i];
     std::string key = e.name.empty() ? fmt::format("entry {}", i) : e.name;
@@ -186,7 +189,7 @@ void write_nvtx_payload_args(const NvtxPayloadSchemas& schemas, int64_t domain, 
     if (info.form == Form::none || !in_place || length == 0) {
       fail(fmt::format("entry '{}': type {}{} is not decoded", key, e.type,
                        e.flags != 0 ? fmt::format(" with flags {:#x}", e.flags) : std::string()));
-      next.reset();  // its size is unknown: so is where a next entry without an offset starts
+      next_known = false;  // its size is unknown: so is where a next entry without an offset starts
       continue;
     }
     // An offset of 0 (or none) on any entry but the first means "not given": NVTX places it after the last one,
@@ -194,19 +197,20 @@ void write_nvtx_payload_args(const NvtxPayloadSchemas& schemas, int64_t domain, 
     uint64_t at;
     if (e.offset && (*e.offset != 0 || i == 0)) {
       at = *e.offset;
-    } else if (next) {
+    } else if (next_known) {
       uint64_t align = info.form == Form::fixed_string ? 1 : info.size;
-      at = (*next + align - 1) / align * align;
+      at = (next_at + align - 1) / align * align;
     } else {
       fail(fmt::format("entry '{}': no offset, and the entry before it is not decoded", key));
       continue;
     }
     if (at > size || length > size - at) {
       fail(fmt::format("entry '{}' (bytes {} to {}) lies past the payload's {} bytes", key, at, at + length, size));
-      next.reset();
+      next_known = false;
       continue;
     }
-    next = at + length;
+    next_at = at + length;
+    next_known = true;
     const unsigned char* p = payload + at;
     switch (info.form) {
       case Form::signed_int: {
