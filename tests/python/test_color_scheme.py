@@ -53,6 +53,14 @@ def slices(path):
               e["ph"], e["ts"], e.get("dur")), e.get("cname")) for e in events if e.get("ph") in ("X", "i")]
 
 
+def replay_slices(path):
+    """The CUDA graph replay slices of a JSON trace (args.graph_replay), as (pid, tid, ts, dur)."""
+    with open(path) as f:
+        return {(e["pid"], e["tid"], e["ts"], e.get("dur"))
+                for e in json.load(f, parse_float=decimal.Decimal)["traceEvents"]
+                if e.get("cat") == "graph" and (e.get("args") or {}).get("graph_replay")}
+
+
 def partial_overlaps(found):
     """Slices that partially overlap an earlier one on their (pid, tid): the ones a viewer drops."""
     by_track = collections.defaultdict(list)
@@ -97,6 +105,10 @@ for profile in profiles:
     if code != 0:
         continue
     found, reference = slices(colored), slices(plain)
+    # The command colors through chrome_trace()'s explicit form (the columns passed), which draws the rows it is
+    # given and no CUDA graph replay slice (those come with a trace_events scan: docs/limits.md).
+    replays = replay_slices(plain)
+    reference = [(s, c) for s, c in reference if not (s[4] == "graph" and (s[0], s[3], s[7], s[8]) in replays)]
     check(f"{name}: every tid is a Chrome track id", all(0 <= s[3] < 2 ** 31 for s, _ in found))
     bad = partial_overlaps(found)
     check(f"{name}: no slice partially overlaps another on its track", not bad, f"{len(bad)}, e.g. {bad[:3]}")

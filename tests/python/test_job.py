@@ -105,6 +105,11 @@ if __name__ == "__main__":
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         nsystrace.load(conn)
         counts = dict(conn.execute(f"select kind, count(*) from trace_events {job.DEFAULT_WHERE} group by kind"))
+        # A CUDA graph traced per node: each replay is a slice of its own besides its nodes' rows, one per (process,
+        # launch correlation id, stream) of the node work (docs/sql-reference.md).
+        counts["graph replay slices"] = conn.execute(
+            "select count(*) from (select distinct global_pid, correlation_id, stream_id from trace_events "
+            "where kind in ('kernel', 'memcpy', 'memset') and args ->> '$.graph_node_id' is not null)").fetchone()[0]
         kernels = [r[0] for r in conn.execute("select ts from trace_events where kind = 'kernel'")]
         conn.close()
         return counts, kernels

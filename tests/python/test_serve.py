@@ -9,6 +9,7 @@ importer; with nvtx_kernel unticked, the page's trace holds none of it and the r
                                              real exports are not tested, and it says so)
 """
 import concurrent.futures
+import contextlib
 import csv
 import filecmp
 import html.parser
@@ -159,6 +160,14 @@ def per_category(trace):
     return {row[0]: row[1:] for row in list(csv.reader(io.StringIO(table)))[1:]}
 
 
+def has_graph_rows(export):
+    """Whether the export holds graph launches traced per graph (CUPTI_ACTIVITY_KIND_GRAPH_TRACE rows)."""
+    with contextlib.closing(sqlite3.connect(f"file:{export}?mode=ro", uri=True)) as c:
+        table = c.execute("select count(*) from sqlite_schema where name = 'CUPTI_ACTIVITY_KIND_GRAPH_TRACE'")
+        return table.fetchone()[0] > 0 and \
+            c.execute("select exists (select 1 from CUPTI_ACTIVITY_KIND_GRAPH_TRACE)").fetchone()[0] == 1
+
+
 def summary_kinds(stdout):
     """The kinds the command's summary says it wrote: `events: N (kind n, kind n, ...)`."""
     m = re.search(r"events: \d+ \((.*)\)", stdout)
@@ -222,8 +231,11 @@ else:
                                capture_output=True, text=True)
             written = summary_kinds(r.stdout)
             check(f"{name}: the command converts it", r.returncode == 0 and written is not None, r.stderr[-300:])
+            # The summary counts a CUDA graph replay's slice (traced per node) under its category, graph; it is no
+            # trace_events row, so the page offers graph only for an export with graph rows of its own.
+            offerable = [k for k in written or [] if k != "graph" or has_graph_rows(export)]
             check(f"{name}: the page offers every kind the command writes, each checked",
-                  offered is not None and offered == [[k, True] for k in sorted(written or [])],
+                  offered is not None and offered == [[k, True] for k in sorted(offerable)],
                   f"{offered} vs {written}")
             check(f"{name}: the page's default conversion writes a trace", page_trace is not None, error)
             unticked = None
