@@ -434,13 +434,14 @@ void PerfettoTraceWriter::add_gpu_counter(const TraceRow& row, int64_t ts, const
   const size_t position = batch.open && batch.ts == ts ? batch.samples.size() : 0;  // in the batch it would join
   uint64_t index = 0;
   bool fresh = false;
-  if (position < last_batch_counters_.size() && counter_keys_[last_batch_counters_[position]] == metric_key_) {
+  if (position < last_batch_counters_.size() &&
+      counter_entries_[last_batch_counters_[position]]->first == metric_key_) {
     index = last_batch_counters_[position];
   } else {
     auto [it, inserted] = metric_counters_.try_emplace(metric_key_, metric_counters_.size());
     index = it->second;
     fresh = inserted;
-    if (fresh) counter_keys_.push_back(metric_key_);
+    if (fresh) counter_entries_.push_back(it);
   }
   const int32_t gpu_id = perfetto_gpu_id(row.report, metric ? gpu_metrics_device(row.device_id) : row.device_id);
   if (fresh) {

@@ -186,7 +186,7 @@ class PerfettoTraceWriter {
     std::vector<uint64_t> set;  // the batch's counters, sorted: the key of its descriptor
   } counter_batch_;
   std::vector<CounterSpecText> counter_specs_;
-  std::vector<std::pair<int64_t, std::string>> counter_keys_;  // by index: its key in metric_counters_
+  std::vector<decltype(metric_counters_)::const_iterator> counter_entries_;  // by index: its entry there
   // The counters of the last batch written, in order: a GPU's metrics come in the same order at every timestamp, so
   // the k-th sample of a batch is usually the k-th counter of the one before (one comparison, not a map lookup).
   std::vector<uint64_t> last_batch_counters_;
