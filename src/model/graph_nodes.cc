@@ -97,9 +97,10 @@ void GraphNodeCreations::load(sqlite3* db, const ExportSchema& schema, const Str
 void GraphReplays::load(sqlite3* db, const ExportSchema& schema, const StringTable& strings) {
   for (const char* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"}) {
     const TableInfo* t = schema.table(table);
-    if (t == nullptr || !t->has("graphNodeId") || !t->has("correlationId") || !t->has("globalPid")) continue;
+    if (t == nullptr || !t->has("graphNodeId") || !t->has("correlationId") || !t->has("globalPid") ||
+        !t->has("deviceId") || !t->has("streamId"))
+      continue;
     const bool kernels = std::string_view(table) == "CUPTI_ACTIVITY_KIND_KERNEL";
-    if (!t->has("deviceId") || !t->has("streamId")) continue;
     Statement s(db, "SELECT globalPid, correlationId, min(start), max(max(\"end\", start)), count(*), min(graphNodeId), "
                     "deviceId, streamId FROM " + schema.qualified(table) + " WHERE graphNodeId IS NOT NULL AND "
                     "graphNodeId != 0 AND correlationId IS NOT NULL AND globalPid IS NOT NULL AND start IS NOT NULL "
