@@ -1231,12 +1231,9 @@ class NvtxSource final : public EventSource {
     std::string scratch;
     if (auto json = stmt_.optional_text(json_text_)) o.string("payload_json", *json);
     else if (auto json_ref = string_or_placeholder(json_text_id_, scratch)) o.string("payload_json", *json_ref);
-    if (!stmt_.is_null(binary_data_)) {
+    if (auto blob = stmt_.optional_blob(binary_data_)) {
       if (!payload_schemas_) payload_schemas_ = NvtxPayloadSchemas::load(db_, catalog_.schema());
-      const void* blob = sqlite3_column_blob(stmt_.get(), binary_data_);
-      int size = sqlite3_column_bytes(stmt_.get(), binary_data_);
-      write_nvtx_payload_args(*payload_schemas_, domain,
-                              std::string_view(static_cast<const char*>(blob), blob ? static_cast<size_t>(size) : 0), o);
+      write_nvtx_payload_args(*payload_schemas_, domain, *blob, o);
     }
     int64_t type = stmt_.int64(type_);
     if (nvtx_type_is(type, NvtxRole::start_end_range)) o.string("range", "start/end");

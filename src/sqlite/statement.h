@@ -67,6 +67,14 @@ class Statement {
     if (p == nullptr) return std::string_view();
     return std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_value_bytes(v)));
   }
+  // The bytes of a BLOB (or of any value as a blob), or nothing for NULL.
+  std::optional<std::string_view> optional_blob(int col) const {
+    sqlite3_value* v = sqlite3_column_value(stmt_, col);
+    if (sqlite3_value_type(v) == SQLITE_NULL) return std::nullopt;
+    const void* p = sqlite3_value_blob(v);
+    if (p == nullptr) return std::string_view();
+    return std::string_view(static_cast<const char*>(p), static_cast<size_t>(sqlite3_value_bytes(v)));
+  }
   double real(int col) const { return sqlite3_column_double(stmt_, col); }
   int type(int col) const { return sqlite3_column_type(stmt_, col); }
   std::string_view text(int col) const { return optional_text(col).value_or(std::string_view()); }  // NULL: ""
