@@ -22,12 +22,6 @@ namespace {
 
 const char* const kExport = "h200_nccl_1rank_gpu_metrics.sqlite";
 
-std::string large_export() {
-  if (testdb::shared_fixtures_dir().empty()) return "";
-  std::string path = testdb::shared_fixtures_dir() + "/../large/" + kExport;
-  return access(path.c_str(), R_OK) == 0 ? path : "";
-}
-
 // What each metric's stored value means, from NVIDIA's own documents, written here apart from the reader:
 //   [MHz]: the clocks gpc__cycles_elapsed.avg.per_second and sys__cycles_elapsed.avg.per_second, "the average ...
 //     clock frequency in hertz" (Nsight Systems User Guide, GPU metrics); the export's own metric set definition
@@ -71,7 +65,7 @@ std::vector<std::string> expected_per_metric(testdb::Db& db, const std::string& 
 class LargeGpuMetrics : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    path_ = large_export();
+    path_ = testdb::large_export();
     if (path_.empty()) GTEST_SKIP() << "../shared/fixtures/large/" << kExport << " not found: NOT checked";
     whole_ = testdb::sanitizer_stride() == 1;
   }

@@ -20,12 +20,6 @@ namespace {
 
 using Rows = std::vector<std::vector<std::string>>;
 
-std::string large_export() {
-  if (testdb::shared_fixtures_dir().empty()) return "";
-  std::string path = testdb::shared_fixtures_dir() + "/../large/h200_nccl_1rank_gpu_metrics.sqlite";
-  return access(path.c_str(), R_OK) == 0 ? path : "";
-}
-
 // Per name of NCCL's ranges, "name,count,sum of starts - first start,sum of durations,tid", from the raw tables:
 // NCCL's domain is the one its domain-create row (eventType 75) names 'NCCL'.
 Rows raw_nccl_ranges(testdb::Db& db) {
@@ -38,7 +32,7 @@ Rows raw_nccl_ranges(testdb::Db& db) {
 class LargeNccl : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = large_export();
+    path_ = testdb::large_export();
     if (path_.empty()) GTEST_SKIP() << "../shared/fixtures/large/h200_nccl_1rank_gpu_metrics.sqlite not found: NOT checked";
   }
   std::string path_;

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ext/nsystrace.h"
 
@@ -137,6 +138,12 @@ std::vector<std::string> real_exports() {
 size_t sanitizer_stride() {
   const char* env = std::getenv("NSYSTRACE_GRID_STRIDE");
   return env ? static_cast<size_t>(std::max(1, std::atoi(env))) : 1;
+}
+
+std::string large_export() {
+  if (shared_fixtures_dir().empty()) return "";
+  std::string path = shared_fixtures_dir() + "/../large/h200_nccl_1rank_gpu_metrics.sqlite";
+  return access(path.c_str(), R_OK) == 0 ? path : "";
 }
 
 size_t work_weight(Db& db) {

@@ -11,6 +11,9 @@ namespace testdb {
 // Where the sources are (for tests/fixtures/*.sql) and where ../shared is, or "" when it is absent.
 std::string source_dir();
 std::string shared_fixtures_dir();
+// The large real export ../shared/fixtures/large/h200_nccl_1rank_gpu_metrics.sqlite (GPU metrics, NCCL's domain),
+// or "" when it is absent.
+std::string large_export();
 // The file names (*.sqlite) of the real exports in shared_fixtures_dir(), sorted; none when it is absent.
 std::vector<std::string> real_exports();
 // Under the sanitizers (tests/run_all.sh sets NSYSTRACE_GRID_STRIDE), the slow comparisons run a sample: every
