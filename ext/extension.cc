@@ -303,7 +303,7 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
                                                                            const sqlite3_api_routines* pApi) {
   // One API table per process: a second SQLite library loading the same .so (Python's sqlite3 beside another
   // binding's own SQLite) would redirect the first one's connections through its table. Refused, in its words.
-#ifndef SQLITE_CORE  // (linked in statically, the calls are direct: no table)
+#ifndef SQLITE_CORE  // (the fuzz targets' build: direct calls, no table)
   if (sqlite3_api != nullptr && sqlite3_api != pApi) {
     if (pzErrMsg != nullptr)
       *pzErrMsg = pApi->mprintf("nsystrace: this process already loaded nsystrace into another SQLite library (%s); "

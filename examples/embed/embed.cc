@@ -1,4 +1,4 @@
-// Embedding nsystrace in a program: link libnsystrace_static.a (built with SQLITE_CORE) and SQLite, register the
+// Embedding nsystrace in a program: link libnsystrace_static.a and SQLite, register the
 // extension for every connection, then use it like any SQL.
 //   build/embed_example prof.sqlite   ->  prints the event counts and the size of the trace
 #include <sqlite3.h>
