@@ -44,10 +44,11 @@ TEST_P(RealExportQueryGrid, EveryShapeGivesSqlitesAnswer) {
 // chrome_trace(*) / perfetto_trace(*) over generated inputs (testdiff::check_star_forms): each draws exactly its
 // input's rows or refuses naming the reliable form. Under the sanitizers, every stride-th export.
 TEST_P(RealExportQueryGrid, StarFormsDrawTheirInputOrRefuse) {
-  auto all = real_exports();
-  size_t index = static_cast<size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin());
-  if (index % testdb::sanitizer_stride() != 0)
-    GTEST_SKIP() << "sampled under the sanitizers: this export's star forms run in the Release pass";
+  // Under the sanitizers and in the host matrix, the star forms run on every fixture of ours (Profiles/StarForms);
+  // on a real export they take minutes under ASan (195 s for h200_torch_train_emit_nvtx) for no path the fixtures
+  // do not take.
+  if (testdb::sanitizer_stride() > 1)
+    GTEST_SKIP() << "the star forms on the real exports run in the Release pass; here, on every fixture";
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
   testdiff::StarReport r = testdiff::check_star_forms(db);
   for (const auto& f : r.failures) ADD_FAILURE() << f;

@@ -346,7 +346,9 @@ TEST(ProjectionWindowSql, WindowedRowsAreTheWholeProfilesRowsInTheWindow) {
     }
     expect_sql_windows_match(file, rng, 8);
   }
-  for (const std::string& real : testdb::real_exports()) {
+  const auto reals = testdb::real_exports();
+  for (const std::string& real : reals) {
+    if (!testdb::not_sampled_under_sanitizers(real, reals).empty()) continue;  // a sample under the sanitizers
     const std::string path = testdb::shared_fixtures_dir() + "/" + real;
     testdb::Db probe(path);
     expect_sql_windows_match(path, rng, static_cast<int>(std::max<size_t>(1, 4 / testdb::work_weight(probe))));
@@ -369,7 +371,9 @@ TEST(ProjectionThreads, OneAndSeveralThreadsGiveTheSameTraceAndTable) {
     generate(make, rng, 200, 600);
     files.push_back(file);
   }
-  for (const std::string& real : testdb::real_exports()) files.push_back(testdb::shared_fixtures_dir() + "/" + real);
+  const auto reals = testdb::real_exports();
+  for (const std::string& real : reals)  // a sample of them under the sanitizers (ASan and the TSan pass)
+    if (testdb::not_sampled_under_sanitizers(real, reals).empty()) files.push_back(testdb::shared_fixtures_dir() + "/" + real);
   for (const std::string& file : files) {
     std::vector<std::string> traces;
     std::vector<Rows> tables;
