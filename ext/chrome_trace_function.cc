@@ -250,6 +250,7 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
 // positioned on a row. Where that is not certain (several scans are), the row form says which.
 void step_star(sqlite3_context* ctx, Aggregate& agg) {
   auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+  if (TraceEventsCursor* only = state->only_live_cursor()) return step_cursor(ctx, agg, only);  // the usual case
   auto live = state->live_cursors();
   // A scan on the last row its LIMIT allows is finished: SQLite reads no further (a scalar or EXISTS subquery over
   // trace_events stays open so, beside the scan being aggregated). When every live scan is so, nothing tells which

@@ -68,6 +68,8 @@ class ConnectionState {
   bool has_cursors() const { return !cursors_.empty(); }
   // Cursors positioned on a row (not at EOF): candidates for chrome_trace(*)'s current row.
   std::vector<TraceEventsCursor*> live_cursors() const;
+  // The one live cursor when exactly one is live, else nullptr: chrome_trace(*) asks on every row, without a copy.
+  TraceEventsCursor* only_live_cursor() const;
   TraceEventsCursor* find_cursor(uint64_t id) const;
   // The cursor still on the row of that token (trace_events.event), or nullptr when none is any more.
   TraceEventsCursor* cursor_on(uint64_t token) const;

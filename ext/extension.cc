@@ -58,6 +58,16 @@ std::vector<TraceEventsCursor*> ConnectionState::live_cursors() const {
   return out;
 }
 
+TraceEventsCursor* ConnectionState::only_live_cursor() const {
+  TraceEventsCursor* only = nullptr;
+  for (TraceEventsCursor* c : cursors_)
+    if (c->scan && !c->scan->eof()) {
+      if (only != nullptr) return nullptr;
+      only = c;
+    }
+  return only;
+}
+
 bool is_export(const ProfileCatalog& catalog) {
   static constexpr const char* kExportMarkers[] = {
       "StringIds", "META_DATA_EXPORT", "EXPORT_META_DATA", "ThreadNames", "TARGET_INFO_GPU",

@@ -172,6 +172,10 @@ const ProfileCatalog::StoredOrder& ProfileCatalog::stored_order(sqlite3* db, con
   constexpr size_t kMaxRuns = size_t{1} << 16;  // more: as good as unsorted
   StoredOrder order;
   Statement check(db, "SELECT " + time + ", " + end + ", rowid FROM " + table + " NOT INDEXED WHERE " + where);
+  // One column fetch a row where it can be (each takes the connection's mutex; a table of a million GPU metric
+  // samples is read here before it is read for its rows): a point (end NULL) has no end to read, and the rowid is
+  // read only for the rare row out of order.
+  const bool has_end = end != "NULL";
   bool any = false, finding_runs = true;
   int64_t kept_start = 0, kept_end = 0;  // the last row kept in place: a row sorting before it is a straggler
   int64_t previous_start = 0, previous_end = 0;  // the previous row: a row sorting before it begins a run
@@ -179,16 +183,16 @@ const ProfileCatalog::StoredOrder& ProfileCatalog::stored_order(sqlite3* db, con
   while (check.step()) {
     std::optional<int64_t> maybe_start = check.optional_int64(0);
     if (!maybe_start) continue;  // rows without a start are skipped wherever they are
-    int64_t start = *maybe_start, stop = check.optional_int64(1).value_or(INT64_MAX);  // open: the longest
-    int64_t rowid = check.int64(2);
+    int64_t start = *maybe_start, stop = has_end ? check.optional_int64(1).value_or(INT64_MAX) : INT64_MAX;  // open: the longest
+    auto rowid = [&check] { return check.int64(2); };
     if (finding_runs && (!any || sorts_before(start, stop, previous_start, previous_end))) {
       if (order.runs.size() == kMaxRuns) {
         finding_runs = false;
         order.runs.clear();
       } else {
-        if (!order.runs.empty()) order.runs.back().last_rowid = rowid - 1;
+        if (!order.runs.empty()) order.runs.back().last_rowid = rowid() - 1;
         // The first run also holds any rows without a start stored before it.
-        order.runs.push_back(SortedRun{any ? rowid : INT64_MIN, INT64_MAX, start, stop});
+        order.runs.push_back(SortedRun{any ? rowid() : INT64_MIN, INT64_MAX, start, stop});
         run_last.emplace_back();
       }
     }
@@ -200,7 +204,7 @@ const ProfileCatalog::StoredOrder& ProfileCatalog::stored_order(sqlite3* db, con
         kept_start = start;
         kept_end = stop;
       } else if (order.stragglers.size() < kMaxStragglers) {
-        order.stragglers.push_back(rowid);
+        order.stragglers.push_back(rowid());
       } else {
         order.nearly_sorted = false;
         order.stragglers.clear();

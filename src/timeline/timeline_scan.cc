@@ -242,37 +242,61 @@ bool TimelineScan::names_match(std::string_view name) {
 }
 
 // Chooses the earliest head among the sources (longest first at equal start, then source order) and places it.
+namespace {
+// The merge's order of heads: earlier start, then longer, then the earlier position among the sources compared.
+bool head_precedes(const SourceEvent& a, size_t a_position, const SourceEvent& b, size_t b_position) {
+  if (a.ts != b.ts) return a.ts < b.ts;
+  if (a.dur != b.dur) return a.dur > b.dur;
+  return a_position < b_position;
+}
+}  // namespace
+
+void TimelineScan::choose_among_sources() {
+  current_ = nullptr;
+  runner_up_ = kNoRunnerUp;
+  // Kind by kind: the sources of the current kind only, until every one of them is done.
+  const std::vector<size_t>* among = nullptr;
+  if (!kind_groups_.empty()) {
+    auto any_live = [this](const std::vector<size_t>& group) {
+      return std::any_of(group.begin(), group.end(), [this](size_t i) { return live_[i]; });
+    };
+    while (kind_group_ < kind_groups_.size() && !any_live(kind_groups_[kind_group_])) ++kind_group_;
+    if (kind_group_ == kind_groups_.size()) return;
+    among = &kind_groups_[kind_group_];
+  }
+  const size_t candidates = among ? among->size() : sources_.size();
+  for (size_t c = 0; c < candidates; ++c) {
+    const size_t i = among ? (*among)[c] : c;
+    if (!live_[i]) continue;
+    const SourceEvent& e = sources_[i]->event();
+    if (current_ == nullptr) {
+      current_ = sources_[i].get();
+      current_index_ = i, current_position_ = c;
+    } else if (head_precedes(e, c, current_->event(), current_position_)) {
+      runner_up_ = current_index_, runner_up_position_ = current_position_;
+      current_ = sources_[i].get();
+      current_index_ = i, current_position_ = c;
+    } else if (runner_up_ == kNoRunnerUp || head_precedes(e, c, sources_[runner_up_]->event(), runner_up_position_)) {
+      runner_up_ = i, runner_up_position_ = c;
+    }
+  }
+}
+
+bool TimelineScan::current_still_first() const {
+  if (runner_up_ == kNoRunnerUp) return true;  // no other source was live, and none comes back
+  return head_precedes(current_->event(), current_position_, sources_[runner_up_]->event(), runner_up_position_);
+}
+
 void TimelineScan::pick() {
   args_ready_ = false;
   for (;;) {
-    current_ = nullptr;
-    if (limit_ && row_number_ >= *limit_) return;
-    // Kind by kind: the sources of the current kind only, until every one of them is done.
-    const std::vector<size_t>* among = nullptr;
-    if (!kind_groups_.empty()) {
-      auto any_live = [this](const std::vector<size_t>& group) {
-        return std::any_of(group.begin(), group.end(), [this](size_t i) { return live_[i]; });
-      };
-      while (kind_group_ < kind_groups_.size() && !any_live(kind_groups_[kind_group_])) ++kind_group_;
-      if (kind_group_ == kind_groups_.size()) return;
-      among = &kind_groups_[kind_group_];
+    if (limit_ && row_number_ >= *limit_) {
+      current_ = nullptr;
+      return;
     }
-    const size_t candidates = among ? among->size() : sources_.size();
-    for (size_t c = 0; c < candidates; ++c) {
-      const size_t i = among ? (*among)[c] : c;
-      if (!live_[i]) continue;
-      const SourceEvent& e = sources_[i]->event();
-      if (current_ == nullptr) {
-        current_ = sources_[i].get();
-        current_index_ = i;
-        continue;
-      }
-      const SourceEvent& best = current_->event();
-      if (e.ts < best.ts || (e.ts == best.ts && e.dur > best.dur)) {
-        current_ = sources_[i].get();
-        current_index_ = i;
-      }
-    }
+    // Only the source picked last has moved: while its new head still comes first, it is picked again with one
+    // comparison (a table read in a run of rows, as GPU metric samples are), else every source is compared.
+    if (current_ == nullptr || !live_[current_index_] || !current_still_first()) choose_among_sources();
     if (current_ == nullptr) return;
     if (names_.empty() || names_match(current_->event().name)) break;
     live_[current_index_] = current_->next();  // not a row of this query: never placed, never counted

@@ -104,6 +104,10 @@ class TimelineScan {
  private:
   uint64_t sum_over(Kind kind, uint64_t (EventSource::*count)() const) const;  // over the sources of a kind
   void pick();
+  // pick()'s comparison of every live source's head: the earliest becomes current_, the next earliest the runner-up.
+  void choose_among_sources();
+  // Whether current_'s new head still sorts before the runner-up's (the others have not moved since the comparison).
+  bool current_still_first() const;
   // ScanFilter::order kind by kind: the sources' indices, grouped by kind in the order the rows are handed over.
   void group_sources_by_kind(RowOrder order);
   void read_on_threads(const ScanFilter& filter, const std::vector<int>& report_of_source, int threads);
@@ -126,6 +130,9 @@ class TimelineScan {
   TrackLayout layout_;
   EventSource* current_ = nullptr;
   size_t current_index_ = 0;
+  // Positions among the candidates compared (ties go to the earlier), and the runner-up's source (kNoRunnerUp: none).
+  static constexpr size_t kNoRunnerUp = SIZE_MAX;
+  size_t current_position_ = 0, runner_up_ = kNoRunnerUp, runner_up_position_ = 0;
   TraceRow row_;
   std::string args_;
   bool args_ready_ = false;
