@@ -9,7 +9,7 @@
 #      come first), then the matrix's test binaries on the newest SQLite;
 #   4. ThreadSanitizer over every threaded path: the thread_tests binary and the projection's threads and its reader,
 #      and the hosts' lifecycle test (two host threads), on the system's and the newest SQLite;
-#   5. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 30).
+#   5. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 20).
 #
 # tests/run_all.sh --quick: the edit loop's tier, a few minutes: the Release build and its tests with the generated
 # grids sampled as under the sanitizers, without the real exports' suites and the Python package (the whole suite
@@ -63,5 +63,5 @@ LD_LIBRARY_PATH=$PWD/build/sqlite-hosts/$newest NSYSTRACE_EXPECT_SQLITE=$newest 
 pass "5/5 fuzzing"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_FUZZ=ON > /dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzzers  # not the .so: no pass loads it
-tests/fuzz/run_fuzzers.sh build-fuzz "${NSYSTRACE_FUZZ_SECONDS:-30}"
+tests/fuzz/run_fuzzers.sh build-fuzz "${NSYSTRACE_FUZZ_SECONDS:-20}"
 echo "== the whole suite passed in ${SECONDS} s"

@@ -49,10 +49,12 @@ std::vector<std::string> check_call_columns(testdb::Db& db);
 // pairs, as a multiset, equal the input's) or refuses with an error naming the reliable forms; perfetto_trace(*)
 // succeeds or refuses alike; and the typed form (chrome_trace(k.event)) draws exactly the rows wherever it is given
 // the scan's rows directly. `accepted` / `refused` in the report's counts: both must be reached.
+// With a share (stride > 1), the inputs i with i % stride == phase only, the direct scans and the other statement's
+// scan always: the real exports share the inputs among them, as they share the query grid.
 struct StarReport : Report {
   int accepted = 0, refused = 0;
 };
-StarReport check_star_forms(testdb::Db& db);
+StarReport check_star_forms(testdb::Db& db, size_t stride = 1, size_t phase = 0);
 
 // Adds a covering index on (start, end) (or (timestamp)) to every event table of main, as tools users run do.
 void add_covering_indexes(testdb::Db& db);
