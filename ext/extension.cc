@@ -343,6 +343,7 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
           rc = sqlite3_create_function_v2(db, "nsystrace_create_indexes", n, SQLITE_UTF8 | SQLITE_DIRECTONLY,
                                           nullptr, create_indexes_function, nullptr, nullptr, nullptr);
       }
+      if (rc == SQLITE_OK) rc = register_stored_order_check(db);  // the catalog's check of a table's order
       // The module owns the state (destroyed with the connection, or at once if registration fails); the
       // functions borrow it.
       auto* state = rc == SQLITE_OK ? new ConnectionState(db) : nullptr;

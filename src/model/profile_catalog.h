@@ -209,4 +209,10 @@ class ProfileCatalog {
 // The event tables a timeline is made of (also scanned for the profile's end).
 extern const char* const kEventTables[];
 
+// Registers the aggregate nsystrace_in_stored_order(time, end) on a connection (the extension's init does): 1 when
+// every row with a time sorts at or after the one before it in the order SQLite reads the table (ProfileCatalog::
+// sorts_before), else 0. SQLite runs it over a whole table in one step, without handing each row out: stored_order()
+// asks it first and reads the rows one by one only for a table out of order (or where it is not registered).
+int register_stored_order_check(sqlite3* db);
+
 }  // namespace nsystrace

@@ -3,7 +3,7 @@
 -- pragma_module_list). A change here is a change of the contract users and tools depend on.
 select 'functions', (select group_concat(f, ' ') from (select distinct name || '/' || narg as f from pragma_function_list
   where name like 'chrome_trace%' or name like 'perfetto_trace%' or name like 'nsystrace%' order by f))
-  = 'chrome_trace/-1 chrome_trace_file/1 chrome_trace_file/2 chrome_trace_file/3 nsystrace_concurrency/4 nsystrace_covered_ns/3 nsystrace_create_indexes/0 nsystrace_create_indexes/1 nsystrace_gaps/3 nsystrace_last_trace_file/0 nsystrace_median/1 nsystrace_option/1 nsystrace_option/2 nsystrace_stddev/1 nsystrace_union_ns/2 nsystrace_version/0 perfetto_trace/0 perfetto_trace/1 perfetto_trace_file/1 perfetto_trace_file/2 perfetto_trace_file/3';
+  = 'chrome_trace/-1 chrome_trace_file/1 chrome_trace_file/2 chrome_trace_file/3 nsystrace_concurrency/4 nsystrace_covered_ns/3 nsystrace_create_indexes/0 nsystrace_create_indexes/1 nsystrace_gaps/3 nsystrace_in_stored_order/2 nsystrace_last_trace_file/0 nsystrace_median/1 nsystrace_option/1 nsystrace_option/2 nsystrace_stddev/1 nsystrace_union_ns/2 nsystrace_version/0 perfetto_trace/0 perfetto_trace/1 perfetto_trace_file/1 perfetto_trace_file/2 perfetto_trace_file/3';
 select 'modules', (select group_concat(name, ' ') from (select name from pragma_module_list
   where name in ('trace_events', 'nvtx_kernel_ranges') order by name)) = 'nvtx_kernel_ranges trace_events';
 select 'trace_events columns', (select group_concat(name, ' ') from pragma_table_info('trace_events'))
