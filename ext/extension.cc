@@ -314,14 +314,18 @@ extern "C" __attribute__((visibility("default"))) int sqlite3_nsystrace_init(sql
   // One API table per process: a second SQLite library loading the same .so (Python's sqlite3 beside another
   // binding's own SQLite) would redirect the first one's connections through its table. Refused, in its words.
 #ifndef SQLITE_CORE  // (the fuzz targets' build: direct calls, no table)
-  if (sqlite3_api != nullptr && sqlite3_api != pApi) {
+  // Written once, by the first init: our reader and writer threads read the table while other connections load the
+  // extension (a write of the same value would still be a data race; ThreadSanitizer's thread_tests found it once the
+  // static library, too, called through the table). call_once makes the first write happen-before every later read.
+  static std::once_flag table_bound;
+  std::call_once(table_bound, [pApi] { SQLITE_EXTENSION_INIT2(pApi); });
+  if (sqlite3_api != pApi) {
     if (pzErrMsg != nullptr)
       *pzErrMsg = pApi->mprintf("nsystrace: this process already loaded nsystrace into another SQLite library (%s); "
                                 "one process can use it from one SQLite library only", sqlite3_api->libversion());
     return SQLITE_ERROR;
   }
 #endif
-  SQLITE_EXTENSION_INIT2(pApi);
   using namespace nsystrace;
   std::string error;
   int rc = SQLITE_OK;
