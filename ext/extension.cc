@@ -51,17 +51,21 @@ bool ConnectionState::loaded_into(sqlite3* db) {
   return loaded_connections().count(db) != 0;
 }
 
+namespace {
+bool is_live(const TraceEventsCursor* c) { return c->scan && !c->scan->eof(); }  // positioned on a row
+}  // namespace
+
 std::vector<TraceEventsCursor*> ConnectionState::live_cursors() const {
   std::vector<TraceEventsCursor*> out;
   for (TraceEventsCursor* c : cursors_)
-    if (c->scan && !c->scan->eof()) out.push_back(c);
+    if (is_live(c)) out.push_back(c);
   return out;
 }
 
 TraceEventsCursor* ConnectionState::only_live_cursor() const {
   TraceEventsCursor* only = nullptr;
   for (TraceEventsCursor* c : cursors_)
-    if (c->scan && !c->scan->eof()) {
+    if (is_live(c)) {
       if (only != nullptr) return nullptr;
       only = c;
     }
