@@ -26,6 +26,23 @@ if [ "${1:-}" = "--quick" ]; then
 fi
 # Each pass says when it began (seconds since the suite started), so a CI log shows where the time goes.
 pass() { echo "== $1 (at ${SECONDS} s)"; }
+# at_once "FUNCTION ARGS" ...: each in the background, its output kept apart and printed in turn once all have ended;
+# fails when any did.
+at_once() {
+  local logs pids=() i rc=0
+  logs=$(mktemp -d)
+  for i in $(seq 0 $(($# - 1))); do
+    local run=${*:$((i + 1)):1}
+    $run > "$logs/$i" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do
+    if ! wait "${pids[$i]}"; then rc=1; echo "FAILED: ${*:$((i + 1)):1}"; fi
+    cat "$logs/$i"
+  done
+  rm -rf "$logs"
+  return $rc
+}
 pass "1/5 Release build and tests"
 # The viewer check parses our traces with the Chrome DevTools trace engine (npm package pinned in package.json).
 if command -v npm > /dev/null; then
@@ -41,25 +58,38 @@ newest=$(awk '!/^#/ && NF == 4 { v = $1 } END { print v }' tests/hosts/sqlite_ve
 pass "3/5 AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNSYSTRACE_SANITIZE=ON > /dev/null
 cmake --build build-asan -j"$jobs"
-# The generated query grids run a sample of their shapes here (every 8th); the Release pass ran them all. Every real
+# The generated query grids run a sample of their shapes here (every 16th), as do the tests over every real export
+# (each test on every 16th export, testdb::not_sampled_under_sanitizers); the Release pass ran them all. Every real
 # export's whole conversion (RealExport.ConvertsCompletelyAndExactly) runs under ASan in the matrix's run below.
-NSYSTRACE_GRID_STRIDE=8 ctest --test-dir build-asan --output-on-failure -j"$jobs" \
+NSYSTRACE_GRID_STRIDE=16 ctest --test-dir build-asan --output-on-failure -j"$jobs" \
   -E '^(sql\.|shared_object|viewer\.|examples\.|python\.|languages\.|SharedFixtures/RealExport\.ConvertsCompletely)'
 MATRIX_SANITIZED=1 MATRIX_VERSIONS=$newest MATRIX_CACHE=build/sqlite-hosts tests/hosts/run_matrix.sh build-asan
 pass "4/5 ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_SANITIZE=thread > /dev/null
 cmake --build build-tsan -j"$jobs" --target thread_tests projection_tests host_lifecycle_test
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" NSYSTRACE_GRID_STRIDE=8 build-tsan/tests/thread_tests --gtest_brief=1
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" build-tsan/tests/projection_tests --gtest_brief=1 \
-  --gtest_filter='ProjectionThreads.*:ProjectionDifferential.GeneratedFilesReadOnTwoConnections*'  # the projection
-  # on threads, and its ranges read on a connection of its own beside SQLite's thread (its other differential tests
-  # ran in the passes above)
+# Each of these processes runs on about one core: they run at once (at_once), thread_tests in two shards.
+tsan="halt_on_error=1 second_deadlock_stack=1"
+thread_tests() {  # thread_tests SHARD: half of thread_tests' tests
+  TSAN_OPTIONS=$tsan NSYSTRACE_GRID_STRIDE=16 GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$1 \
+    build-tsan/tests/thread_tests --gtest_brief=1
+}
+projection_threads() {  # the projection on threads, and its ranges read on a connection of its own beside SQLite's
+  # thread (its other differential tests ran in the passes above)
+  TSAN_OPTIONS=$tsan build-tsan/tests/projection_tests --gtest_brief=1 \
+    --gtest_filter='ProjectionThreads.*:ProjectionDifferential.GeneratedFilesReadOnTwoConnections*'
+}
 # What bindings do (two host threads on two connections, loads and closes), on the system's SQLite and the newest;
 # the suppressions are for TSan's blindness to mremap, which our growing buffers use (the file says how).
-hosts_tsan="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/hosts/tsan_mremap.supp"
-TSAN_OPTIONS=$hosts_tsan build-tsan/tests/host_lifecycle_test build-tsan/nsystrace.so .
-LD_LIBRARY_PATH=$PWD/build/sqlite-hosts/$newest NSYSTRACE_EXPECT_SQLITE=$newest TSAN_OPTIONS=$hosts_tsan \
-  build-tsan/tests/host_lifecycle_test build-tsan/nsystrace.so .
+hosts_tsan="$tsan suppressions=$PWD/tests/hosts/tsan_mremap.supp"
+lifecycle() {  # lifecycle [SQLITE_VERSION]: on the system's SQLite, or on that version of the matrix's
+  if [ -n "${1:-}" ]; then
+    LD_LIBRARY_PATH=$PWD/build/sqlite-hosts/$1 NSYSTRACE_EXPECT_SQLITE=$1 TSAN_OPTIONS=$hosts_tsan \
+      build-tsan/tests/host_lifecycle_test build-tsan/nsystrace.so .
+  else
+    TSAN_OPTIONS=$hosts_tsan build-tsan/tests/host_lifecycle_test build-tsan/nsystrace.so .
+  fi
+}
+at_once "thread_tests 0" "thread_tests 1" projection_threads lifecycle "lifecycle $newest"
 pass "5/5 fuzzing"
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNSYSTRACE_FUZZ=ON > /dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzzers  # not the .so: no pass loads it

@@ -34,8 +34,8 @@ sanitized=${MATRIX_SANITIZED:-0}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Counts of the version being run (each version runs in a subshell of its own: see below).
 passed=0 failed=0 skipped=0
-summary=()
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); version_failed=$((version_failed + 1)); echo "FAILED [SQLite $version]: $*"; }
 
@@ -51,31 +51,43 @@ conformance_slice+=":$grid/a100x8_nerf_cudnn_events_cublas_nvtx_2021_5:$grid/t4_
 conformance_slice+=":$grid/a100x4_recon_sched_2023_1:SharedFixtures/RealExport.ConvertsCompletelyAndExactly/*:GpuModelOption.*"
 thread_slice='RowPipeline.AnInterrupt*:EventTotals.AnInterrupt*'
 
-run_gtest() {  # run_gtest LIBDIR BINARY FILTER: each test counts once: passed, failed or skipped (said why)
-  local libdir=$1 binary=$2 filter=$3 out=$tmp/gtest.out
+# A version's gtest binaries run at once (gtest_start each, then gtest_finish): under the sanitizers they are most of
+# the matrix's time, and each runs on one core.
+gtest_started=()
+gtest_start() {  # gtest_start LIBDIR BINARY FILTER
+  local libdir=$1 binary=$2 filter=$3 out=$vtmp/$2.out
   [ -x "$build/tests/$binary" ] || { fail "$binary not built in $build/tests"; return; }
   local resolved
   resolved=$(LD_LIBRARY_PATH=$libdir ldd "$build/tests/$binary" | awk '$1 == "libsqlite3.so.0" { print $3 }')
   [ "$resolved" = "$libdir/libsqlite3.so.0" ] || { fail "$binary loads $resolved, not $libdir/libsqlite3.so.0"; return; }
-  LD_LIBRARY_PATH=$libdir NSYSTRACE_GRID_STRIDE=8 "$build/tests/$binary" --gtest_brief=1 \
-    --gtest_filter="$filter" > "$out" 2>&1
-  local rc=$? ok no skips
-  ok=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$out")
-  no=$(grep '^\[  FAILED  \] [A-Za-z]' "$out" | sed 's/ (.*//; s/, where GetParam.*//' | sort -u | wc -l)
-  skips=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?[.,].*/\1/p' "$out")
-  passed=$((passed + ${ok:-0})) skipped=$((skipped + ${skips:-0}))
-  echo "  $binary: ${ok:-0} passed, ${no:-0} failed, ${skips:-0} skipped"
-  if [ -n "$skips" ]; then  # why: each skip's message (the line after gtest's "file:line: Skipped")
-    grep -A1 ': Skipped$' "$out" | grep -v ': Skipped$\|^--$' | sort -u | sed 's/^/    skipped: /'
-  fi
-  if [ "$rc" -eq 0 ] && [ $((${ok:-0} + ${skips:-0})) -eq 0 ]; then fail "$binary: no test matches '$filter'"; fi
-  if [ "$rc" -ne 0 ]; then
-    fail "$binary --gtest_filter='$filter' (exit $rc):"
-    [ "$no" -gt 1 ] && failed=$((failed + no - 1))  # fail() counted one
-    grep -E -A2 'Failure$' "$out" | head -12
-    grep '^\[  FAILED  \] [A-Za-z]' "$out" | sort -u | head -10
-    if [ "$rc" -gt 128 ]; then echo "  $binary died of signal $((rc - 128))"; tail -3 "$out"; fi
-  fi
+  (LD_LIBRARY_PATH=$libdir NSYSTRACE_GRID_STRIDE=8 "$build/tests/$binary" --gtest_brief=1 \
+     --gtest_filter="$filter" > "$out" 2>&1; echo $? > "$out.rc") &
+  gtest_started+=("$binary $filter")
+}
+gtest_finish() {  # each started binary's tests count once: passed, failed or skipped (said why)
+  wait
+  local started binary filter out rc ok no skips
+  for started in "${gtest_started[@]}"; do
+    binary=${started%% *} filter=${started#* } out=$vtmp/$binary.out
+    rc=$(cat "$out.rc")
+    ok=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$out")
+    no=$(grep '^\[  FAILED  \] [A-Za-z]' "$out" | sed 's/ (.*//; s/, where GetParam.*//' | sort -u | wc -l)
+    skips=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\?[.,].*/\1/p' "$out")
+    passed=$((passed + ${ok:-0})) skipped=$((skipped + ${skips:-0}))
+    echo "  $binary: ${ok:-0} passed, ${no:-0} failed, ${skips:-0} skipped"
+    if [ -n "$skips" ]; then  # why: each skip's message (the line after gtest's "file:line: Skipped")
+      grep -A1 ': Skipped$' "$out" | grep -v ': Skipped$\|^--$' | sort -u | sed 's/^/    skipped: /'
+    fi
+    if [ "$rc" -eq 0 ] && [ $((${ok:-0} + ${skips:-0})) -eq 0 ]; then fail "$binary: no test matches '$filter'"; fi
+    if [ "$rc" -ne 0 ]; then
+      fail "$binary --gtest_filter='$filter' (exit $rc):"
+      [ "$no" -gt 1 ] && failed=$((failed + no - 1))  # fail() counted one
+      grep -E -A2 'Failure$' "$out" | head -12
+      grep '^\[  FAILED  \] [A-Za-z]' "$out" | sort -u | head -10
+      if [ "$rc" -gt 128 ]; then echo "  $binary died of signal $((rc - 128))"; tail -3 "$out"; fi
+    fi
+  done
+  gtest_started=()
 }
 
 # The references: the system's SQLite (the one the rest of the suite runs on), through host_shell built against it.
@@ -110,12 +122,11 @@ fi
 
 # The minimum nsystrace states (and its refusal names): the oldest tested version's 3.N.
 minimum=$(awk '!/^#/ && $4 == "tested" { split($1, v, "."); print v[1] "." v[2]; exit }' "$src/tests/hosts/sqlite_versions.txt")
-while read -r version package integrity role; do
-  case "$version" in ''|'#'*) continue ;; esac
-  if [ -n "${MATRIX_VERSIONS:-}" ] && ! grep -qw -- "$version" <<<"$MATRIX_VERSIONS"; then continue; fi
-  lib=$cache/$version
-  version_failed=0
-  started=$SECONDS
+run_version() {  # run_version VERSION PACKAGE ROLE: its lines on stdout, its counts in $vtmp/counts
+  local version=$1 package=$2 role=$3
+  local lib=$cache/$version started=$SECONDS
+  vtmp=$tmp/$version && mkdir -p "$vtmp"
+  passed=0 failed=0 skipped=0 version_failed=0
   echo "== SQLite $version (better-sqlite3@$package, $role)"
   if [ "$sanitized" != 1 ]; then
     actual=$("$lib/host_shell" :memory: .version 2>&1)
@@ -123,46 +134,75 @@ while read -r version package integrity role; do
     [ "$actual" = "$version" ] && pass || fail "host_shell runs on SQLite $actual"
   fi
   if [ "$role" = refused ]; then
-    if [ "$sanitized" = 1 ]; then continue; fi
-    if message=$("$lib/host_shell" :memory: -cmd ".load ${so%.so}" "select 1" 2>&1); then
-      fail "the extension loaded into SQLite $version, below the minimum"
-    elif grep -qF "$minimum" <<<"$message" && grep -qF "$version" <<<"$message"; then
-      echo "  refused: $message"; pass
-    else
-      fail "the refusal does not name both versions: $message"
+    if [ "$sanitized" != 1 ]; then
+      if message=$("$lib/host_shell" :memory: -cmd ".load ${so%.so}" "select 1" 2>&1); then
+        fail "the extension loaded into SQLite $version, below the minimum"
+      elif grep -qF "$minimum" <<<"$message" && grep -qF "$version" <<<"$message"; then
+        echo "  refused: $message"; pass
+      else
+        fail "the refusal does not name both versions: $message"
+      fi
+      printf '%-8s %-9s %s\n' "$version" refused "$([ $version_failed -eq 0 ] && echo ok || echo FAILED)" > "$vtmp/summary"
     fi
-    summary+=("$(printf '%-8s %-9s %s' "$version" refused "$([ $version_failed -eq 0 ] && echo ok || echo FAILED)")")
-    continue
+    echo "$passed $failed $skipped" > "$vtmp/counts"
+    return
   fi
 
+  gtest_start "$lib" unit_tests "$unit_slice"
+  gtest_start "$lib" conformance_tests "$conformance_slice"
+  gtest_start "$lib" thread_tests "$thread_slice"
   if [ "$sanitized" != 1 ]; then
     for t in "$src"/tests/sql/*.test.sql; do
       if out=$(bash "$src/tests/sql/run_sql_test.sh" "$lib/host_shell" "$so" "$src" "$t" 2>&1); then pass
       else fail "$(basename "$t"):"; echo "$out" | head -20; fi
     done
-    make_profiles "$lib/host_shell" "$tmp/$version/profiles" || fail "cannot make the profiles"
-    traces "$lib/host_shell" "$tmp/$version/profiles" "$tmp/$version/out"
-    differ=$(diff -rq "$tmp/reference" "$tmp/$version/out" | sed "s|$tmp/||g")
+    make_profiles "$lib/host_shell" "$vtmp/profiles" || fail "cannot make the profiles"
+    traces "$lib/host_shell" "$vtmp/profiles" "$vtmp/out"
+    differ=$(diff -rq "$tmp/reference" "$vtmp/out" | sed "s|$tmp/||g")
     if [ -z "$differ" ]; then
       echo "  traces and recipes: $(ls "$tmp/reference" | wc -l) outputs, the same bytes as under SQLite $(sqlite3 --version | cut -d' ' -f1)"
       pass
     else
       fail "outputs that differ from the system SQLite's:"; echo "$differ" | head -10
-      diff -r "$tmp/reference" "$tmp/$version/out" | head -c 1500; echo
+      diff -r "$tmp/reference" "$vtmp/out" | head -c 1500; echo
     fi
-    rm -rf "${tmp:?}/$version"
   fi
-  run_gtest "$lib" unit_tests "$unit_slice"
-  run_gtest "$lib" conformance_tests "$conformance_slice"
-  run_gtest "$lib" thread_tests "$thread_slice"
   if out=$(LD_LIBRARY_PATH=$lib NSYSTRACE_EXPECT_SQLITE=$version "$build/tests/host_lifecycle_test" "$so" "$src" 2>&1)
-  then pass; echo "  $(tail -1 <<<"$out")"
-  else fail "host_lifecycle_test:"; echo "$out" | tail -30; fi
-  summary+=("$(printf '%-8s %-9s %-6s %4d s' "$version" "$role" \
-    "$([ $version_failed -eq 0 ] && echo ok || echo FAILED)" $((SECONDS - started)))")
+  then pass; lifecycle="  $(tail -1 <<<"$out")"
+  else fail "host_lifecycle_test:"; echo "$out" | tail -30; lifecycle=""; fi
+  gtest_finish
+  [ -n "$lifecycle" ] && echo "$lifecycle"
+  printf '%-8s %-9s %-6s %4d s\n' "$version" "$role" \
+    "$([ $version_failed -eq 0 ] && echo ok || echo FAILED)" $((SECONDS - started)) > "$vtmp/summary"
+  echo "$passed $failed $skipped" > "$vtmp/counts"
+}
+
+# The versions run MATRIX_JOBS at once (default: the cores), each in a subshell with its own log; the logs are then
+# printed in the list's order.
+jobs=${MATRIX_JOBS:-$(nproc)}
+versions=()
+while read -r version package integrity role; do
+  case "$version" in ''|'#'*) continue ;; esac
+  if [ -n "${MATRIX_VERSIONS:-}" ] && ! grep -qw -- "$version" <<<"$MATRIX_VERSIONS"; then continue; fi
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  (run_version "$version" "$package" "$role" > "$tmp/$version.log" 2>&1) &
+  versions+=("$version")
 done < "$src/tests/hosts/sqlite_versions.txt"
+wait
+passed=0 failed=0 skipped=0
+summary=()
+for version in "${versions[@]}"; do
+  cat "$tmp/$version.log"
+  if [ -f "$tmp/$version/counts" ]; then
+    read -r p f k < "$tmp/$version/counts"
+    passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + k))
+  else
+    echo "FAILED [SQLite $version]: its run ended before counting"; failed=$((failed + 1))
+  fi
+  [ -f "$tmp/$version/summary" ] && summary+=("$(cat "$tmp/$version/summary")")
+done
 
 echo "== host SQLites"
-printf '%s\n' "${summary[@]}"
+[ ${#summary[@]} -gt 0 ] && printf '%s\n' "${summary[@]}"
 echo "matrix: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

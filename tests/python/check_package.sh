@@ -13,14 +13,17 @@ src=$1 build=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 /usr/bin/python3 -m venv "$tmp/venv"
+began=$SECONDS
 NSYSTRACE_BUILD_DIR=$build "$tmp/venv/bin/pip" install --no-index --quiet --disable-pip-version-check "$src" \
   > "$tmp/pip.log" 2>&1 || { cat "$tmp/pip.log"; echo "FAILED: pip install"; exit 1; }
+echo "pip install: $((SECONDS - began)) s"
 # Each script with the environment's Python. A script that could not test all it covers (chromium absent, npm absent
 # at build time, ../shared absent) says what it skipped and exits 77: the others still run, and the whole is a skip.
 skipped=()
 part() {
-  local rc=0
+  local rc=0 began=$SECONDS
   "$tmp/venv/bin/python" "$src/tests/python/$1" "$src" "$tmp" || rc=$?
+  echo "$1: $((SECONDS - began)) s"
   if [ "$rc" -eq 77 ]; then skipped+=("$1"); elif [ "$rc" -ne 0 ]; then exit "$rc"; fi
 }
 part test_package.py
