@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs each libFuzzer target for a bounded time: tests/fuzz/run_fuzzers.sh BUILD_DIR SECONDS
+# Runs the libFuzzer targets, at once, for a bounded time: tests/fuzz/run_fuzzers.sh BUILD_DIR SECONDS
 # Seeds: our fixtures built into databases, and the real exports of ../shared when present.
 set -euo pipefail
 build=$1 seconds=$2
@@ -25,10 +25,17 @@ passed=0 failed=0
 hex="031100FFFF000000000000000015000800000000000000000025001000000000000000000004"
 hex+=$(sqlite3 "$work/export/nccl_payloads.sqlite" "select hex(binaryData) from NVTX_EVENTS where start = 500")
 printf "$(echo "$hex" | sed 's/../\\x&/g')" > "$work/payload/seed"
-for target in json_writer:json export_reader:export nvtx_payload:payload; do
+# The targets run at once (each on about one core), then their results are read in turn.
+targets="json_writer:json export_reader:export nvtx_payload:payload"
+for target in $targets; do
   name=${target%%:*} corpus=$work/${target##*:}
-  if "$build/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=1048576 -rss_limit_mb=4096 \
-       -print_final_stats=1 "$corpus" > "$work/$name.log" 2>&1; then
+  ("$build/tests/fuzz/fuzz_$name" -max_total_time="$seconds" -max_len=1048576 -rss_limit_mb=4096 \
+     -print_final_stats=1 "$corpus" > "$work/$name.log" 2>&1; echo $? > "$work/$name.rc") &
+done
+wait
+for target in $targets; do
+  name=${target%%:*}
+  if [ "$(cat "$work/$name.rc")" = 0 ]; then
     echo "fuzz_$name: ok ($(grep -m1 -o 'stat::number_of_executed_units: [0-9]*' "$work/$name.log" || echo 'runs unknown'))"
     passed=$((passed + 1))
   else
