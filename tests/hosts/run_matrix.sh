@@ -2,7 +2,9 @@
 # The host-SQLite matrix (issue 47): a slice of the suite run in each SQLite of tests/hosts/sqlite_versions.txt,
 # with the tests already built in BUILD_DIR (no rebuild):
 #   run_matrix.sh BUILD_DIR
-# Environment: MATRIX_VERSIONS="3.54.1 ..." runs those only; MATRIX_SANITIZED=1 for a sanitizer build (its .so
+#   run_matrix.sh --unit-slice: the gtest filter of the unit_tests it runs
+# Environment: MATRIX_VERSIONS="3.54.1 ..." runs those only; MATRIX_JOBS, how many versions run at once (the
+# cores; each version's lines are printed together, in the list's order); MATRIX_SANITIZED=1 for a sanitizer build (its .so
 # cannot load into the uninstrumented host_shell: only the test binaries and the lifecycle test run); MATRIX_CACHE,
 # where the SQLites are built (BUILD_DIR/sqlite-hosts); MATRIX_SO, another nsystrace.so for host_shell and the
 # lifecycle test to load (e.g. an older build's, to see a bug in it; the gtest binaries load their own).
@@ -24,6 +26,19 @@
 # Ends with "matrix: N passed, N failed, N skipped" (each gtest test and each other check, per version; a skipped
 # test is not a pass); exit 1 when any failed.
 set -uo pipefail
+# The gtest slices. Filters name whole suites so that a new test in them joins the matrix.
+unit_slice='Fixture.*:CallColumns.*:ConnectionLifecycle.*:ChromeTrace.*:ChromeTraceTimes.*:QueryShapes.*'
+unit_slice+=':PerfettoTrace.*:PerfettoTraceFixtures.*:BadInput.*'
+unit_slice+=':Profiles/StarForms.*'  # chrome_trace(*) / perfetto_trace(*) (typed row pointers) on every fixture
+# The real exports' query grid on five exports of 2020 to 2023 and the legacy schema (its every 8th shape,
+# NSYSTRACE_GRID_STRIDE); every export's conversion checked completely (3 s for all).
+grid='SharedFixtures/RealExportQueryGrid.EveryShapeGivesSqlitesAnswer'
+conformance_slice="RealExportQueryGrid.*:$grid/rtx8000_2020_workflow_nvtx_1k_kernels:$grid/rtx3080_kmeans_legacy_nometa"
+conformance_slice+=":$grid/a100x8_nerf_cudnn_events_cublas_nvtx_2021_5:$grid/t4_vectoradd_streams_osrt_2022_4"
+conformance_slice+=":$grid/a100x4_recon_sched_2023_1:SharedFixtures/RealExport.ConvertsCompletelyAndExactly/*:GpuModelOption.*"
+thread_slice='RowPipeline.AnInterrupt*:EventTotals.AnInterrupt*'
+# run_matrix.sh --unit-slice prints the unit slice (the ASan pass of tests/run_all.sh leaves it to this script's run).
+if [ "${1:-}" = --unit-slice ]; then echo "$unit_slice"; exit 0; fi
 build=$(realpath "$1")
 src=$(cd "$(dirname "$0")/../.." && pwd)
 so=$build/nsystrace.so
@@ -39,17 +54,6 @@ passed=0 failed=0 skipped=0
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); version_failed=$((version_failed + 1)); echo "FAILED [SQLite $version]: $*"; }
 
-# The gtest slices. Filters name whole suites so that a new test in them joins the matrix.
-unit_slice='Fixture.*:CallColumns.*:ConnectionLifecycle.*:ChromeTrace.*:ChromeTraceTimes.*:QueryShapes.*'
-unit_slice+=':PerfettoTrace.*:PerfettoTraceFixtures.*:BadInput.*'
-unit_slice+=':Profiles/StarForms.*'  # chrome_trace(*) / perfetto_trace(*) (typed row pointers) on every fixture
-# The real exports' query grid on five exports of 2020 to 2023 and the legacy schema (its every 8th shape,
-# NSYSTRACE_GRID_STRIDE); every export's conversion checked completely (3 s for all).
-grid='SharedFixtures/RealExportQueryGrid.EveryShapeGivesSqlitesAnswer'
-conformance_slice="RealExportQueryGrid.*:$grid/rtx8000_2020_workflow_nvtx_1k_kernels:$grid/rtx3080_kmeans_legacy_nometa"
-conformance_slice+=":$grid/a100x8_nerf_cudnn_events_cublas_nvtx_2021_5:$grid/t4_vectoradd_streams_osrt_2022_4"
-conformance_slice+=":$grid/a100x4_recon_sched_2023_1:SharedFixtures/RealExport.ConvertsCompletelyAndExactly/*:GpuModelOption.*"
-thread_slice='RowPipeline.AnInterrupt*:EventTotals.AnInterrupt*'
 
 # A version's gtest binaries run at once (gtest_start each, then gtest_finish): under the sanitizers they are most of
 # the matrix's time, and each runs on one core.
