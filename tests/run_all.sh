@@ -6,10 +6,13 @@
 #      tarballs, built once into build/sqlite-hosts) and the refusal below the minimum (tests/hosts/run_matrix.sh);
 #   3. the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer (tests that load the .so into
 #      uninstrumented programs — the sqlite3 shell, Python, Node, the other languages — are left out there: ASan must
-#      come first), then the matrix's test binaries on the newest SQLite;
+#      come first; the generated grids and the tests over every real export sampled), then the matrix's test binaries
+#      on the newest SQLite (the matrix's unit slice runs under ASan there only);
 #   4. ThreadSanitizer over every threaded path: the thread_tests binary and the projection's threads and its reader,
-#      and the hosts' lifecycle test (two host threads), on the system's and the newest SQLite;
-#   5. the libFuzzer targets (clang) for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 20).
+#      and the hosts' lifecycle test (two host threads), on the system's and the newest SQLite, all at once;
+#   5. the libFuzzer targets (clang), at once, for a bounded time each (NSYSTRACE_FUZZ_SECONDS, default 20).
+# On 2 cores the passes' processes that each run on one core run side by side (the matrix's versions, TSan's tests,
+# the fuzzers): docs/internals.md#the-test-suite has the figures.
 #
 # tests/run_all.sh --quick: the edit loop's tier, a few minutes: the Release build and its tests with the generated
 # grids sampled as under the sanitizers, without the real exports' suites and the Python package (the whole suite
