@@ -32,16 +32,16 @@ pass() { echo "== $1 (at ${SECONDS} s)"; }
 # at_once "FUNCTION ARGS" ...: each in the background, its output kept apart and printed in turn once all have ended;
 # fails when any did.
 at_once() {
-  local logs pids=() i rc=0
+  local logs run pids=() i=0 rc=0
   logs=$(mktemp -d)
-  for i in $(seq 0 $(($# - 1))); do
-    local run=${*:$((i + 1)):1}
-    $run > "$logs/$i" 2>&1 &
+  for run in "$@"; do
+    $run > "$logs/${#pids[@]}" 2>&1 &
     pids+=($!)
   done
-  for i in "${!pids[@]}"; do
-    if ! wait "${pids[$i]}"; then rc=1; echo "FAILED: ${*:$((i + 1)):1}"; fi
+  for run in "$@"; do
+    if ! wait "${pids[$i]}"; then rc=1; echo "FAILED: $run"; fi
     cat "$logs/$i"
+    i=$((i + 1))
   done
   rm -rf "$logs"
   return $rc

@@ -30,7 +30,7 @@ class RealExportQueryGrid : public ::testing::TestWithParam<std::string> {};
 TEST_P(RealExportQueryGrid, EveryShapeGivesSqlitesAnswer) {
   auto all = real_exports();
   const size_t exports_per_shape = all.size();
-  size_t phase = static_cast<size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin());
+  const size_t phase = testdb::position_in(all, GetParam());
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
   // The sanitizer pass samples further: every stride-th of this export's shapes; a heavy export runs a share of them
   // as many times smaller as it is heavy (testdb::work_weight).
@@ -51,7 +51,7 @@ TEST_P(RealExportQueryGrid, StarFormsDrawTheirInputOrRefuse) {
   if (testdb::sanitizer_stride() > 1)
     GTEST_SKIP() << "the star forms on the real exports run in the Release pass; here, on every fixture";
   auto all = real_exports();
-  const size_t phase = static_cast<size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin());
+  const size_t phase = testdb::position_in(all, GetParam());
   testdb::Db db(testdb::shared_fixtures_dir() + "/" + GetParam(), /*load_shared_object=*/true);
   testdiff::StarReport r = testdiff::check_star_forms(db, 2, phase);
   for (const auto& f : r.failures) ADD_FAILURE() << f;

@@ -49,11 +49,9 @@ sanitized=${MATRIX_SANITIZED:-0}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# Counts of the version being run (each version runs in a subshell of its own: see below).
-passed=0 failed=0 skipped=0
+# Counts of the version being run (each version runs in a subshell of its own, run_version, which sets them to 0).
 pass() { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); version_failed=$((version_failed + 1)); echo "FAILED [SQLite $version]: $*"; }
-
 
 # A version's gtest binaries run at once (gtest_start each, then gtest_finish): under the sanitizers they are most of
 # the matrix's time, and each runs on one core.

@@ -82,10 +82,9 @@ TEST_P(StarForms, DrawTheirInputOrRefuse) {
   db.exec_file(testdb::source_dir() + "/" + GetParam());
   // Under the sanitizers each fixture takes every other input (its index's parity), so that every input runs on half
   // the fixtures; the Release pass runs every input on every fixture.
-  const auto all = testdb::fixture_scripts();
-  const size_t index = static_cast<size_t>(std::find(all.begin(), all.end(), GetParam()) - all.begin());
   const size_t stride = testdb::sanitizer_stride() > 1 ? 2 : 1;
-  testdiff::StarReport r = testdiff::check_star_forms(db, stride, index);
+  testdiff::StarReport r =
+      testdiff::check_star_forms(db, stride, testdb::position_in(testdb::fixture_scripts(), GetParam()));
   for (const auto& f : r.failures) ADD_FAILURE() << f;
   if (db.integer("select count(*) from trace_events") > 0) {
     EXPECT_GT(r.accepted, 5 / static_cast<int>(stride));

@@ -167,6 +167,10 @@ size_t work_weight(Db& db) {
   return 1 + static_cast<size_t>(db.integer("select count(*) from trace_events") / 30000);
 }
 
+size_t position_in(const std::vector<std::string>& all, const std::string& item) {
+  return static_cast<size_t>(std::find(all.begin(), all.end(), item) - all.begin());
+}
+
 std::string not_sampled_under_sanitizers(const std::string& item, const std::vector<std::string>& all) {
   size_t stride = sanitizer_stride();
   if (stride == 1) return "";
@@ -175,8 +179,7 @@ std::string not_sampled_under_sanitizers(const std::string& item, const std::vec
   name = name.substr(0, name.find('/', name.find('.')));  // the test, without its parameter
   uint32_t turn = 2166136261u;  // FNV-1a: the same turn on every platform
   for (char c : name) turn = (turn ^ static_cast<unsigned char>(c)) * 16777619u;
-  size_t index = static_cast<size_t>(std::find(all.begin(), all.end(), item) - all.begin());
-  if ((index + turn) % stride == 0) return "";
+  if ((position_in(all, item) + turn) % stride == 0) return "";
   return "sampled under the sanitizers (every " + std::to_string(stride) + "th item, turned by the test's name): " +
          item + " runs this test in the Release pass";
 }

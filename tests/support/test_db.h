@@ -24,6 +24,9 @@ size_t sanitizer_stride();
 // says the reason with GTEST_SKIP, and CTest reports it skipped. (Instantiating only the sample would not do: CTest
 // lists the tests without the stride, and a listed instance that is not instantiated runs no test and passes.)
 std::string not_sampled_under_sanitizers(const std::string& item, const std::vector<std::string>& all);
+// Where `item` is in `all` (all.size() when it is not): the phase of a parameterized test that takes every n-th
+// shape or input of a generated set, so that the instances share the set between them.
+size_t position_in(const std::vector<std::string>& all, const std::string& item);
 class Db;
 // How many typical exports' work one real export is: its trace_events rows / 30,000, at least 1 (the H200 PyTorch
 // export, 69,063 rows, is 3). The tests that run a share of a generated grid on each export run a share that many
