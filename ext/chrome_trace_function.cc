@@ -2,16 +2,17 @@
 // correlation_id, global_tid]): aggregates returning Chrome Trace Event JSON.
 //
 // The (*) form takes no arguments (SQLite passes none for "*"): it reads the current row of the trace_events scan
-// it runs over, straight from the cursor. It refuses, with an error saying what to write instead, whenever that row
-// is not the one being aggregated: the rows were sorted, grouped or materialized first (the scan has finished by
-// the time the aggregate runs), they come from another table (no scan), two scans are open (a join), or one
-// scan row is fed twice or a scan restarts (trace_events inside a join loop).
+// it runs over, straight from the cursor. Whether that row is the one aggregated is decided once, from the
+// statement's bytecode (src/sqlite/feeding_loop.h): the aggregate must be stepped inside the loop of the statement's
+// one trace_events scan, with no loop between. Every other shape (rows sorted, grouped, windowed or materialized
+// first, from another table, a join, a subquery) is refused with an error naming the exact form, chrome_trace(t.event).
 //
 // chrome_trace_file(path [, progress]) takes the rows the same way and streams the trace to a file as it goes
 // (gzip when path ends in .gz), so the trace is never held in memory; it returns the bytes written.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -27,6 +28,7 @@
 #include "src/writers/row_writer.h"
 #include "src/writers/row_pipeline.h"
 #include "src/timeline/scan_plan.h"
+#include "src/sqlite/feeding_loop.h"
 #include "src/sqlite/statement.h"
 #include "src/writers/trace_file.h"
 
@@ -70,6 +72,9 @@ StatementTexts* statement_texts(sqlite3_context* ctx) {
   return static_cast<StatementTexts*>(sqlite3_get_auxdata(ctx, kStatementTextsSlot));
 }
 
+const char* file_function_name(TraceFormat f) {
+  return f == TraceFormat::perfetto_protobuf ? "perfetto_trace_file" : "chrome_trace_file";
+}
 const char* file_function(TraceFormat f) {
   return f == TraceFormat::perfetto_protobuf ? "perfetto_trace_file()" : "chrome_trace_file()";
 }
@@ -124,7 +129,6 @@ struct Aggregate {
   bool star = false, explicit_form = false;
   uint64_t cursor_id = 0, generation = 0;
   int64_t last_row = 0;
-  int64_t rows_read = 0;  // by the (*) forms: how many rows they took from the scan
   std::shared_ptr<const ProfileCatalog> catalog;
   // Where the text result goes when it is handed over without a copy; nullptr: SQLite copies it. Used only
   // while the scan's cursor is open, which it is for as long as the statement (and so its texts) lives.
@@ -159,9 +163,6 @@ void free_aggregate(sqlite3_context* ctx) {
   }
 }
 
-constexpr const char* kRowForm =
-    "chrome_trace(t.event) / perfetto_trace(t.event) / perfetto_trace_file(path, t.event), t being the trace_events "
-    "scan whose rows you aggregate";
 
 // The UTC ns of the scan's time 0: a report's session start minus its shift from that time 0 (every report with a
 // session start gives the same); none when no report has one, or before 1970 (a clock snapshot is unsigned).
@@ -231,7 +232,6 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
   }
   agg.generation = cursor->generation;
   agg.last_row = scan.row_number();
-  ++agg.rows_read;
 
   // Rows come in runs on a GPU: the set is looked up only when the device changes.
   if (scan.row().on_gpu && (agg.gpus.empty() || scan.row().device_id != agg.last_gpu)) {
@@ -246,39 +246,67 @@ void step_cursor(sqlite3_context* ctx, Aggregate& agg, TraceEventsCursor* cursor
   if (agg.file) agg.report_progress(false);
 }
 
-// The (*) and path-only forms: no argument names the row, so it is the current row of the one trace_events scan
-// positioned on a row. Where that is not certain (several scans are), the row form says which.
-void step_star(sqlite3_context* ctx, Aggregate& agg) {
-  auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
-  if (TraceEventsCursor* only = state->only_live_cursor()) return step_cursor(ctx, agg, only);  // the usual case
-  auto live = state->live_cursors();
-  // A scan on the last row its LIMIT allows is finished: SQLite reads no further (a scalar or EXISTS subquery over
-  // trace_events stays open so, beside the scan being aggregated). When every live scan is so, nothing tells which
-  // one the aggregate's rows come from (`FROM (SELECT ... LIMIT 1)` beside a scalar subquery): refused, never
-  // guessed. Whether the one taken really fed the aggregate is checked again when it ends (check_rows_whole).
-  if (live.size() > 1) {
-    live.erase(std::remove_if(live.begin(), live.end(), [](const auto* c) { return c->scan->at_limit(); }),
-               live.end());
-    if (live.empty())
-      throw Error(fmt::format(
-          "nsystrace: chrome_trace(*) sees several trace_events scans that have all read their last row (a subquery "
-          "with a LIMIT beside a scalar or EXISTS subquery over trace_events) and cannot tell which row it "
-          "aggregates. Name the scan: {}; or pass the columns: {}",
-          kRowForm, kExplicitForm));
+// What EXPLAIN shows for a virtual table in VOpen's P4: "vtab:" and its address, in SQLite's own printf.
+std::string vtab_text(const sqlite3_vtab* vtab) {
+  char* text = sqlite3_mprintf("vtab:%p", static_cast<const void*>(vtab));
+  if (text == nullptr) throw std::bad_alloc();
+  std::string out(text);
+  sqlite3_free(text);
+  return out;
+}
+
+// The cursor a (*) form is stepped with: where the bytecode of the connection's running statements (EXPLAIN of each:
+// the plan SQLite made for that SQL on this connection) shows every call of `function` with `argc` arguments fed
+// straight from a trace_events scan (src/sqlite/feeding_loop.h), the cursor with one of those scans' plans that moved
+// to a row last. Throws the refusal otherwise.
+TraceEventsCursor* cursor_fed_straight(ConnectionState& state, const char* function, int argc) {
+  sqlite3* db = state.db();
+  if (state.trace_events_vtab == nullptr) throw Error("nsystrace: internal: trace_events is not connected");
+  std::vector<std::string> running;  // their SQL, taken before preparing anything (which changes the list)
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s != nullptr; s = sqlite3_next_stmt(db, s))
+    if (sqlite3_stmt_busy(s) && sqlite3_stmt_isexplain(s) == 0 && sqlite3_sql(s) != nullptr)
+      running.emplace_back(sqlite3_sql(s));
+  const std::string scan = vtab_text(state.trace_events_vtab);
+  std::vector<std::string> others;
+  for (const sqlite3_vtab* v : state.vtabs())
+    if (v != state.trace_events_vtab) others.push_back(vtab_text(v));
+  std::vector<std::string> plans;
+  std::string why_not = "no running statement of this connection shows the call";
+  bool found = false;
+  for (const std::string& sql : running) {
+    std::vector<Instruction> listing;
+    for (Statement explain(db, "EXPLAIN " + sql); explain.step();)
+      listing.push_back(Instruction{explain.int64(0), std::string(explain.text(1)), explain.int64(2),
+                                    explain.int64(3), explain.int64(4), std::string(explain.text(5)),
+                                    explain.int64(6)});
+    FeedingCheck check = feeding_check(listing, function, argc, scan, others);
+    if (!check.has_aggregate) continue;
+    if (!check.straight) {
+      why_not = check.why_not;
+      found = false;
+      break;
+    }
+    found = true;
+    plans.insert(plans.end(), check.scan_plans.begin(), check.scan_plans.end());
   }
-  if (live.empty())
+  TraceEventsCursor* cursor = found ? state.latest_cursor(plans) : nullptr;
+  if (cursor == nullptr || !cursor->scan || cursor->scan->eof())
     throw Error(fmt::format(
-        "nsystrace: chrome_trace(*) must run directly over a trace_events scan, but here its rows were sorted, "
-        "grouped or materialized first (ORDER BY, GROUP BY, DISTINCT, a window function, a compound SELECT, a "
-        "subquery or view that is not flattened) or come from another table. Use `SELECT chrome_trace(*) FROM "
-        "trace_events WHERE ...` (a LIMIT on it is fine), or pass the columns: {}",
+        "nsystrace: {}(*) draws the trace_events rows SQLite feeds straight into it, and here it cannot: {}. Name the "
+        "rows instead: SELECT {}(t.event) FROM trace_events t ... (exact in any query shape); or pass the columns: {}",
+        function, why_not, std::string_view(function).substr(0, std::string_view(function).find("_file")),
         kExplicitForm));
-  if (live.size() > 1)
-    throw Error(fmt::format(
-        "nsystrace: chrome_trace(*) sees {} trace_events scans at once (a join, or a subquery over trace_events "
-        "that is still reading) and cannot tell which row it aggregates. Name the scan: {}; or pass the columns: {}",
-        live.size(), kRowForm, kExplicitForm));
-  step_cursor(ctx, agg, live.front());
+  return cursor;
+}
+
+// The (*) and path-only forms: no argument names the row. At the first row the statement's bytecode decides which
+// scan feeds the aggregate (cursor_fed_straight); every later row must come from that scan (step_cursor).
+void step_star(sqlite3_context* ctx, Aggregate& agg, const char* function, int argc) {
+  auto* state = static_cast<ConnectionState*>(sqlite3_user_data(ctx));
+  TraceEventsCursor* cursor = agg.star ? state->find_cursor(agg.cursor_id) : cursor_fed_straight(*state, function, argc);
+  if (cursor == nullptr || !cursor->scan || cursor->scan->eof())
+    throw Error("nsystrace: internal: the trace_events scan feeding the aggregate is not on a row");
+  step_cursor(ctx, agg, cursor);
 }
 
 // The row forms: trace_events.event names the row exactly (a token SQLite hands over only from the scan itself).
@@ -301,7 +329,7 @@ void step_row(sqlite3_context* ctx, Aggregate& agg, sqlite3_value* event) {
 int64_t integer_arg(sqlite3_value* v, const char* what, bool* is_null) {
   *is_null = sqlite3_value_type(v) == SQLITE_NULL;
   if (*is_null) return 0;
-  FilterValue f = filter_value(v);  // numeric affinity, without converting the caller's value
+  FilterValue f = filter_value(v, true);  // numeric affinity, as SQLite gives it
   if (f.numeric == FilterValue::Type::integer) return f.integer;
   if (f.numeric == FilterValue::Type::real) {
     double d = f.real;
@@ -400,7 +428,7 @@ void x_step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   guarded_step(
       ctx, [&] { return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::chrome_json, GpuModel::typed); },
       [&](Aggregate& agg) {
-        if (argc == 0) step_star(ctx, agg);
+        if (argc == 0) step_star(ctx, agg, "chrome_trace", 0);
         else if (argc == 1) step_row(ctx, agg, argv[0]);
         else step_explicit(ctx, agg, argc, argv);
       });
@@ -414,7 +442,7 @@ void x_step_perfetto(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
         return new Aggregate(sqlite3_context_db_handle(ctx), TraceFormat::perfetto_protobuf, state->gpu_model);
       },
       [&](Aggregate& agg) {
-        if (argc == 0) step_star(ctx, agg);
+        if (argc == 0) step_star(ctx, agg, "perfetto_trace", 0);
         else step_row(ctx, agg, argv[0]);
       });
 }
@@ -440,7 +468,7 @@ void x_step_file(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
       },
       [&](Aggregate& agg) {
         if (row_given) step_row(ctx, agg, argv[argc - 1]);
-        else step_star(ctx, agg);
+        else step_star(ctx, agg, file_function_name(format), argc);
       });
 }
 
@@ -558,20 +586,6 @@ void check_rows_whole(sqlite3_context* ctx, const Aggregate& agg) {
   if (c == nullptr || c->generation != agg.generation)
     throw Error("nsystrace: the statement was stopped (an error, an interrupt or a reset) before the trace was "
                 "whole; no trace was produced");
-  // The (*) forms read the current row of the one scan on a row. Over two rows or more, the steps themselves prove
-  // it fed the aggregate: the same scan moved to a new row before each (step_cursor). A single row proves nothing:
-  // a subquery beside the aggregate's input (EXISTS, a scalar subquery: SQLite stops them at their first row, a
-  // LIMIT of one) or another statement of the connection paused in the middle of its rows is on a row too. Then the
-  // scan must have run to its end (or to a LIMIT of more rows pushed into it) before the aggregate ended.
-  const TimelineScan& scan = *c->scan;
-  if (agg.rows_read == 1 && !scan.eof() && !(scan.at_limit() && scan.row_number() > 1))
-    throw Error(fmt::format(
-        "nsystrace: chrome_trace(*) read the rows of a trace_events scan that had not reached its end when the "
-        "aggregate finished, so they are not (or not only) the rows it aggregates: the scan is a subquery beside "
-        "its input (EXISTS, a scalar subquery), or another statement of this connection still reading, or a LIMIT "
-        "of one row or one SQLite applies itself cut it. No trace was produced. Name the rows: {}; or pass the "
-        "columns: {}",
-        kRowForm, kExplicitForm));
 }
 
 // chrome_trace(*) and perfetto_trace(*): the trace as one value (text, or a BLOB), handed over without a copy.

@@ -1,9 +1,11 @@
 // Per-connection state shared by the trace_events module and the chrome_trace functions: the open
-// trace_events cursors (chrome_trace(*) reads the current row of the one it runs over) and cached catalogs.
+// trace_events cursors (chrome_trace(*) reads the current row of the one it runs over), the extension's virtual
+// tables (as EXPLAIN names them) and cached catalogs.
 #pragma once
 #include "src/util/threads.h"
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -64,12 +66,19 @@ class ConnectionState {
     cursors_.push_back(c);
   }
   uint64_t tick() { return ++clock_; }  // orders the cursors' xFilter and xNext calls
+  // The extension's virtual tables connected on this connection (addresses, compared with and never read through),
+  // and which one is trace_events: what EXPLAIN's VOpen names.
+  void add_vtab(const sqlite3_vtab* v) {
+    if (std::find(vtabs_.begin(), vtabs_.end(), v) == vtabs_.end()) vtabs_.push_back(v);
+  }
+  const std::vector<const sqlite3_vtab*>& vtabs() const { return vtabs_; }
+  const sqlite3_vtab* trace_events_vtab = nullptr;
   void remove_cursor(TraceEventsCursor* c);
   bool has_cursors() const { return !cursors_.empty(); }
-  // Cursors positioned on a row (not at EOF): candidates for chrome_trace(*)'s current row.
-  std::vector<TraceEventsCursor*> live_cursors() const;
-  // The one live cursor when exactly one is live, else nullptr: chrome_trace(*) asks on every row, without a copy.
-  TraceEventsCursor* only_live_cursor() const;
+  // The cursor with one of these plans (idxStr) that moved to a row last (xFilter or xNext): the row a trace
+  // aggregate's (*) form is stepped with, where the statement's bytecode shows the step inside the loop of a scan
+  // with that plan and nothing between that could move another such cursor (src/sqlite/feeding_loop.h).
+  TraceEventsCursor* latest_cursor(const std::vector<std::string>& plans) const;
   TraceEventsCursor* find_cursor(uint64_t id) const;
   // The cursor still on the row of that token (trace_events.event), or nullptr when none is any more.
   TraceEventsCursor* cursor_on(uint64_t token) const;
@@ -137,6 +146,7 @@ class ConnectionState {
   sqlite3* db_;
   uint64_t next_cursor_id_ = 0, clock_ = 0;
   std::vector<TraceEventsCursor*> cursors_;
+  std::vector<const sqlite3_vtab*> vtabs_;
   std::map<std::string, CachedCatalog> catalogs_;
   uint64_t writes_read_ = 0;  // catalogs read within write transactions: each one's version is its own
 };

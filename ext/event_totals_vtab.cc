@@ -101,7 +101,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
     ConnectionState* state = vtab->state;
     try {
       ScanPlan plan = ScanPlan::from_idx(idx_num, idx_str);
-      read_filter_arguments(cursor->arguments, argc, argv);
+      read_filter_arguments(cursor->arguments, plan, argc, argv);
       std::unique_ptr<TimelineScan> scan = open_planned_scan(*state, plan, cursor->arguments, cursor->reports_listed,
                                                              cursor->reports, cursor->statements, nullptr);
       auto totals = std::make_unique<EventTotals>();

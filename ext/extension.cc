@@ -51,25 +51,13 @@ bool ConnectionState::loaded_into(sqlite3* db) {
   return loaded_connections().count(db) != 0;
 }
 
-namespace {
-bool is_live(const TraceEventsCursor* c) { return c->scan && !c->scan->eof(); }  // positioned on a row
-}  // namespace
-
-std::vector<TraceEventsCursor*> ConnectionState::live_cursors() const {
-  std::vector<TraceEventsCursor*> out;
+TraceEventsCursor* ConnectionState::latest_cursor(const std::vector<std::string>& plans) const {
+  TraceEventsCursor* latest = nullptr;
   for (TraceEventsCursor* c : cursors_)
-    if (is_live(c)) out.push_back(c);
-  return out;
-}
-
-TraceEventsCursor* ConnectionState::only_live_cursor() const {
-  TraceEventsCursor* only = nullptr;
-  for (TraceEventsCursor* c : cursors_)
-    if (is_live(c)) {
-      if (only != nullptr) return nullptr;
-      only = c;
-    }
-  return only;
+    if ((latest == nullptr || c->advanced_at > latest->advanced_at) &&
+        std::find(plans.begin(), plans.end(), c->plan_idx_str) != plans.end())
+      latest = c;
+  return latest;
 }
 
 bool is_export(const ProfileCatalog& catalog) {
@@ -203,7 +191,7 @@ void create_indexes_function(sqlite3_context* ctx, int argc, sqlite3_value** arg
 // and 'gpu_model' ('typed' or 'slices').
 // An option's value when it is an integer, or text that numeric affinity makes one ('4'); read without converting it.
 std::optional<int64_t> integer_value(sqlite3_value* v) {
-  FilterValue f = filter_value(v);
+  FilterValue f = filter_value(v, true);
   if (f.numeric != FilterValue::Type::integer) return std::nullopt;
   return f.integer;
 }

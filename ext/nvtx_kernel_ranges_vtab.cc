@@ -128,7 +128,7 @@ struct Cursor {
 // The idxNum bits: which reports (the schema constraint's argument count, or every report), and for grouped output
 // the GROUP BY's terms (the columns that make a group, in order), kTermBits bits each from bit kTermShift: the
 // column (kTermName, kTermDomain, kTermSchema, kTermRangeType; 0 after the last term) and kTermDescending.
-constexpr int kArgcMask = 0xff, kEveryReport = 1 << 8, kGrouped = 1 << 9;
+constexpr int kArgcMask = 0xff, kInList = 1 << 8, kGrouped = 1 << 9;
 constexpr int kNameUsed = 1 << 13;  // the query reads name: group() keeps each row's, read once
 constexpr int kTermShift = 14, kTermBits = 4, kTermColumn = 7, kTermName = 1, kTermDomain = 2, kTermSchema = 3,
               kTermRangeType = 4, kTermDescending = 8, kMaxTerms = 4;
@@ -241,26 +241,24 @@ int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** ou
   return connect_vtab(db, aux, kSchema, out);
 }
 
-// The hidden column `schema` (= or IN) chooses the reports; a query with no constraint on it reads "main" (whatever
-// it selects), one with another constraint on it (`schema like 'r%'`, `schema is not null`, one this plan cannot
-// use) reads every report and SQLite applies the constraint. A GROUP BY
+// The rows are those of every report on the connection; an = or IN on the hidden column `schema` narrows the reports
+// read, exactly (any other constraint on it SQLite applies). A GROUP BY
 // over name, domain, schema and range_type alone gets its rows grouped (Cursor::group), so SQLite needs no sort.
 int x_best_index(sqlite3_vtab*, sqlite3_index_info* info) {
   int argc = 0;
+  bool in_list = false;
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
     if (!c.usable || c.iColumn != kSchemaColumn || c.op != SQLITE_INDEX_CONSTRAINT_EQ || argc > 0) continue;
     if (std::strcmp(sqlite3_vtab_collation(info, i), "BINARY") != 0) continue;
-    if (sqlite3_vtab_in(info, i, -1)) sqlite3_vtab_in(info, i, 1);
+    if (sqlite3_vtab_in(info, i, -1)) {
+      sqlite3_vtab_in(info, i, 1);
+      in_list = true;
+    }
     info->aConstraintUsage[i].argvIndex = ++argc;
     info->aConstraintUsage[i].omit = 1;
   }
-  bool schema_constrained = false;
-  for (int i = 0; i < info->nConstraint; ++i)
-    schema_constrained |= info->aConstraint[i].iColumn == kSchemaColumn &&
-                          info->aConstraint[i].op != SQLITE_INDEX_CONSTRAINT_LIMIT &&
-                          info->aConstraint[i].op != SQLITE_INDEX_CONSTRAINT_OFFSET;
-  info->idxNum = argc > 0 ? argc : schema_constrained ? kEveryReport : 0;
+  info->idxNum = argc | (in_list ? kInList : 0);
   // Grouped, not ordered: 1 (GROUP BY) only asks that equal rows be adjacent. Not for a DISTINCT (2): SQLite keeps
   // its own b-tree for it all the same.
   if (info->nOrderBy > 0 && info->nOrderBy <= kMaxTerms && sqlite3_vtab_distinct(info) == 1) {
@@ -299,16 +297,16 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
   auto* vtab = reinterpret_cast<ConnectionVtab*>(base->pVtab);
   return guarded(base->pVtab, [&] {
     auto reports_of_connection = vtab->state->reports();
-    std::vector<std::string> schemas;
-    if ((idx_num & kArgcMask) == 0 && !(idx_num & kEveryReport)) {
-      schemas.push_back("main");
-    } else if (idx_num & kEveryReport) {
-      for (const auto& r : reports_of_connection) schemas.push_back(r.first);
-    } else {
+    // Every report of the connection, or those the schema constraint names (a name that is no report names no rows).
+    std::vector<std::string> schemas, named;
+    if (idx_num & kArgcMask)
       for_each_in(argv[0], [&](sqlite3_value* x) {
-        if (sqlite3_value_type(x) == SQLITE_TEXT) schemas.emplace_back(text_of(x));
-      });
-    }
+        if (sqlite3_value_type(x) != SQLITE_NULL && sqlite3_value_type(x) != SQLITE_BLOB) named.emplace_back(text_of(x));
+      }, (idx_num & kInList) != 0);
+    for (const auto& r : reports_of_connection)
+      if (!(idx_num & kArgcMask) || std::find(named.begin(), named.end(), r.first) != named.end())
+        schemas.push_back(r.first);
+    if (reports_of_connection.empty()) schemas.push_back("main");  // not an export: its catalog says so below
     (void)argc;
     // The inner loop of a join is filtered again for every outer row: the same grouping is kept, not made again.
     if (c->grouped && idx_num == c->grouped_idx_num && schemas == c->grouped_schemas) {
@@ -323,8 +321,6 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char*, int argc, sqli
     c->group_order.clear();
     c->distinct_names.clear();
     for (const std::string& schema : schemas) {
-      // No such database: an error, as in trace_events (an empty answer would look like a report without NVTX).
-      check_schema_exists(vtab->state->db(), schema);
       Report r;
       r.schema = schema;
       for (size_t i = 0; i < reports_of_connection.size(); ++i)

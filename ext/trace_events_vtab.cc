@@ -2,10 +2,8 @@
 // translates between SQLite and the core: the columns and the planner (which constraints the scan applies, the
 // LIMIT, the idxStr tokens that EXPLAIN QUERY PLAN shows) are src/timeline/scan_plan.h, the scan src/timeline/timeline_scan.h.
 //
-// Hidden parameter columns: `schema` (the reports merged: main and ATTACHed databases) and `derived` (0: the events
-// stored in the profile, 1: the rows nsystrace derives, nvtx_kernel). A query with no constraint on them reads main's
-// stored events, whatever columns it selects; one with a constraint the scan does not apply (anything but = or IN)
-// reads every report / both and SQLite applies it (ScanPlan::all_derived).
+// The rows are those of every report on the connection (main and ATTACHed exports), stored (`derived` 0) and derived
+// (1: nvtx_kernel); constraints only decide how much of that the scan reads (src/timeline/scan_plan.h).
 // `event` hands the current row to the trace aggregates by pointer (kTraceRowPointerType).
 #include <fmt/format.h>
 
@@ -23,7 +21,9 @@ namespace nsystrace {
 namespace {
 
 int x_connect(sqlite3* db, void* aux, int, const char* const*, sqlite3_vtab** out, char**) {
-  return connect_vtab(db, aux, trace_events_declaration(), out);
+  int rc = connect_vtab(db, aux, trace_events_declaration(), out);
+  if (rc == SQLITE_OK) static_cast<ConnectionState*>(aux)->trace_events_vtab = *out;
+  return rc;
 }
 
 // Translates sqlite3_index_info to the planner's terms (src/timeline/scan_plan.h) and its plan back.
@@ -74,7 +74,9 @@ int x_close(sqlite3_vtab_cursor* base) {
 }
 
 int x_disconnect(sqlite3_vtab* vtab) {
-  reinterpret_cast<ConnectionVtab*>(vtab)->state->release_statements();
+  ConnectionState* state = reinterpret_cast<ConnectionVtab*>(vtab)->state;
+  state->release_statements();
+  if (state->trace_events_vtab == vtab) state->trace_events_vtab = nullptr;
   return disconnect_vtab(vtab);
 }
 
@@ -98,7 +100,7 @@ int x_filter(sqlite3_vtab_cursor* base, int idx_num, const char* idx_str, int ar
       }
       const ScanPlan& plan = *cursor->plan;
       cursor->grouped = plan.feeds_groups;
-      read_filter_arguments(cursor->arguments, argc, argv);
+      read_filter_arguments(cursor->arguments, plan, argc, argv);
       cursor->scan = open_planned_scan(*state, plan, cursor->arguments, cursor->reports_listed, cursor->reports,
                                        cursor->statements, std::move(previous));
     } catch (const Error& e) {

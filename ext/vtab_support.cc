@@ -6,7 +6,6 @@
 
 #include <algorithm>
 
-#include "src/sqlite/numeric_text.h"
 
 namespace nsystrace {
 
@@ -41,7 +40,7 @@ FilterValue::Type storage_type(int t) {
 
 }  // namespace
 
-FilterValue filter_value(sqlite3_value* v) {
+FilterValue filter_value(sqlite3_value* v, bool numeric_column) {
   FilterValue f;
   f.type = storage_type(sqlite3_value_type(v));
   f.numeric = f.type;
@@ -51,20 +50,22 @@ FilterValue filter_value(sqlite3_value* v) {
       f.text = std::to_string(f.integer);
       return f;
     case FilterValue::Type::real: f.real = sqlite3_value_double(v); break;
-    case FilterValue::Type::text: {
-      // Numeric affinity decided from the text (src/sqlite/numeric_text.h says why not sqlite3_value_numeric_type);
-      // a REAL's value from sqlite3_value_double, SQLite's own conversion, which leaves the value as it is.
+    case FilterValue::Type::text:
       f.text = std::string(text_of(v));
-      NumericText n = numeric_affinity(f.text);
-      if (n.kind == NumericText::Kind::integer) {
-        f.numeric = FilterValue::Type::integer;
-        f.integer = n.integer;
-      } else if (n.kind == NumericText::Kind::real) {
-        f.numeric = FilterValue::Type::real;
-        f.real = sqlite3_value_double(v);
+      // Compared with an INTEGER column, a text is first given numeric affinity: SQLite's own conversion, on the
+      // value SQLite handed us (protected, with its connection). It converts in place and drops the text, so the
+      // text is read first; only a value compared with an INTEGER column is converted.
+      if (numeric_column) {
+        int numeric = sqlite3_value_numeric_type(v);
+        if (numeric == SQLITE_INTEGER) {
+          f.numeric = FilterValue::Type::integer;
+          f.integer = sqlite3_value_int64(v);
+        } else if (numeric == SQLITE_FLOAT) {
+          f.numeric = FilterValue::Type::real;
+          f.real = sqlite3_value_double(v);
+        }
       }
       return f;
-    }
     default: break;  // NULL and BLOB: numeric affinity leaves them as they are
   }
   f.text = std::string(text_of(v));
@@ -83,7 +84,7 @@ std::vector<OfferedConstraint> offered_constraints(sqlite3_index_info* info, std
     if (o.op == OfferedConstraint::Op::limit) {
       sqlite3_value* n = nullptr;  // a literal LIMIT is known now; a bound one is not
       if (sqlite3_vtab_rhs_value(info, i, &n) == SQLITE_OK) {
-        FilterValue v = filter_value(n);  // read, not converted: the value is SQLite's, lent until we return
+        FilterValue v = filter_value(n, false);  // read, not converted: the value is SQLite's, lent until we return
         if (v.numeric == FilterValue::Type::integer) *limit_value = v.integer;
       }
       continue;
@@ -115,13 +116,15 @@ int hand_plan_to_sqlite(const ScanPlan& plan, sqlite3_index_info* info) {
   return SQLITE_OK;
 }
 
-// xFilter's argv, each entry as its value or the members of its IN list, read into `args` in place: a join's inner
-// scan is filtered once per outer row with mostly the same values, and a TEXT value equal to the one already in its
-// place (`kind = 'cuda_api'`) is kept as it is, without reading it again.
-void read_filter_arguments(std::vector<FilterArgument>& args, int argc, sqlite3_value** argv) {
+// xFilter's argv, each entry as its value or the members of its IN list (the plan's list tokens), read into `args` in
+// place: a join's inner scan is filtered once per outer row with mostly the same values, and a TEXT value equal to
+// the one already in its place (`kind = 'cuda_api'`) is kept as it is, without reading it again.
+void read_filter_arguments(std::vector<FilterArgument>& args, const ScanPlan& plan, int argc, sqlite3_value** argv) {
   args.resize(static_cast<size_t>(argc));
   for (int i = 0; i < argc; ++i) {
     FilterArgument& values = args[static_cast<size_t>(i)];
+    const bool list = static_cast<size_t>(i) < plan.tokens.size() && is_list(plan.tokens[static_cast<size_t>(i)]);
+    const bool numeric = static_cast<size_t>(i) < plan.tokens.size() && on_integer_column(plan.tokens[static_cast<size_t>(i)]);
     size_t n = 0;
     for_each_in(argv[i], [&](sqlite3_value* x) {
       if (n < values.size() && values[n].type == FilterValue::Type::text && sqlite3_value_type(x) == SQLITE_TEXT &&
@@ -129,10 +132,10 @@ void read_filter_arguments(std::vector<FilterArgument>& args, int argc, sqlite3_
         ++n;
         return;
       }
-      if (n < values.size()) values[n] = filter_value(x);
-      else values.push_back(filter_value(x));
+      if (n < values.size()) values[n] = filter_value(x, numeric);
+      else values.push_back(filter_value(x, numeric));
       ++n;
-    });
+    }, list);
     values.resize(n);
   }
 }
@@ -172,18 +175,18 @@ std::unique_ptr<TimelineScan> open_planned_scan(ConnectionState& state, const Sc
     reports_of_connection = state.reports();
     reports_listed = true;
   }
-  if (plan.all_reports && filter.schemas.empty())
-    for (const auto& r : reports_of_connection) filter.schemas.push_back(r.first);
-  if (filter.schemas.empty()) filter.schemas.push_back("main");
-  for (const std::string& name : filter.schemas) {  // what the query names must exist and be an export
-    bool known = std::any_of(reports_of_connection.begin(), reports_of_connection.end(),
-                             [&](const auto& r) { return r.first == name; });
-    if (known) continue;
-    check_schema_exists(state.db(), name);
-    check_is_export(*state.catalog(name), state.db());
-    // An export that is not one of the connection's reports: the temp database.
-    throw Error("nsystrace: '" + name + "' is not among the connection's reports (main and ATTACHed exports)");
+  // Every report of the connection, or those a schema constraint names: a name that is no report (a database that
+  // is not an export, or none at all) names no rows, as any other value no row has.
+  if (reports_of_connection.empty()) check_is_export(*state.catalog("main"), state.db());  // says what main lacks
+  std::vector<std::string> read;
+  for (const auto& r : reports_of_connection)
+    if (!filter.schemas_named || std::binary_search(filter.schemas.begin(), filter.schemas.end(), r.first))
+      read.push_back(r.first);
+  if (read.empty()) {
+    filter.impossible = true;
+    read.push_back(reports_of_connection.front().first);
   }
+  filter.schemas = std::move(read);
   if (previous && previous->restart(filter)) return previous;
   previous.reset();  // its statements back to the cache before the new scan takes them
   std::vector<TimelineScan::Report> reports =

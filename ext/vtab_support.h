@@ -49,10 +49,18 @@ inline int connect_vtab(sqlite3* db, void* aux, const char* schema, sqlite3_vtab
   if (vtab == nullptr) return SQLITE_NOMEM;
   std::memset(vtab, 0, sizeof *vtab);
   vtab->state = static_cast<ConnectionState*>(aux);
+  try {
+    vtab->state->add_vtab(&vtab->base);
+  } catch (const std::bad_alloc&) {
+    sqlite3_free(vtab);
+    return SQLITE_NOMEM;
+  }
   *out = &vtab->base;
   return SQLITE_OK;
 }
 
+// (It leaves the connection's list of tables as it is: SQLite may destroy the state, with trace_events' module, before
+// it disconnects the other modules' tables. The list is only compared with, never read through.)
 inline int disconnect_vtab(sqlite3_vtab* vtab) {
   sqlite3_free(vtab);
   return SQLITE_OK;
@@ -94,15 +102,16 @@ inline std::string_view text_of(sqlite3_value* v) {
 
 // Calls f for each value of an IN list handed over whole (sqlite3_vtab_in), or for v itself when v is not one.
 template <class F>
-void for_each_in(sqlite3_value* v, F f) {
-  sqlite3_value* item = nullptr;
-  int rc = sqlite3_vtab_in_first(v, &item);
-  if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+void for_each_in(sqlite3_value* v, F f, bool in_list) {
+  if (!in_list) {
     f(v);
     return;
   }
+  sqlite3_value* item = nullptr;
+  int rc = sqlite3_vtab_in_first(v, &item);
   for (; rc == SQLITE_OK && item; rc = sqlite3_vtab_in_next(v, &item)) f(item);
-  // SQLite's own example checks this: a list cut short by an error (out of memory, I/O) is not the list.
+  // SQLite's own example checks this: a list cut short by an error (out of memory, I/O) is not the list, and the
+  // error is the statement's, never an empty list.
   if (rc == SQLITE_NOMEM) throw std::bad_alloc();
   if (rc != SQLITE_DONE && rc != SQLITE_OK)
     throw Error(std::string("nsystrace: SQLite could not hand over the values of an IN list: ") + sqlite3_errstr(rc));
@@ -169,9 +178,9 @@ std::vector<OfferedConstraint> offered_constraints(sqlite3_index_info* info, std
 int hand_plan_to_sqlite(const ScanPlan& plan, sqlite3_index_info* info);
 // A constraint's or a function argument's value with what numeric affinity makes of it, without converting the value
 // (it may be SQLite's constant, used again elsewhere in the statement).
-FilterValue filter_value(sqlite3_value* v);
+FilterValue filter_value(sqlite3_value* v, bool numeric_column);
 // xFilter's argv into `args`, in place (see vtab_support.cc).
-void read_filter_arguments(std::vector<FilterArgument>& args, int argc, sqlite3_value** argv);
+void read_filter_arguments(std::vector<FilterArgument>& args, const ScanPlan& plan, int argc, sqlite3_value** argv);
 
 using ConnectionReports = std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>>;
 // The scan over the connection's reports, with its threads and its NVTX projections, for `filter`.

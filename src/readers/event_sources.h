@@ -48,7 +48,8 @@ struct ScanFilter {
   std::optional<int64_t> ts_min, ts_max;
   std::optional<int64_t> pid;  // Chrome pid: an OS pid, or kGpuPidBase + device (+ report * kReportPidStride)
   std::vector<std::vector<NameMatch>> names;  // all must hold; each is one match or an IN list (any holds)
-  std::vector<std::string> schemas;           // reports to merge ("main" when empty), in name order
+  std::vector<std::string> schemas;           // reports to merge ("main" when empty)
+  bool schemas_named = false;                 // a schema constraint named `schemas` (then in name order)
   // Integer sets a row's correlation_id / global_tid / global_pid must be in (pushed = and IN), sorted and unique.
   std::optional<std::vector<int64_t>> correlations, global_tids, global_pids;
   bool impossible = false;     // the constraints exclude every row

@@ -21,9 +21,25 @@ constexpr const char* kTokenTexts[] = {
     "global_pid_in", "schema=",       "schema_in",     "derived=",      "derived_in",    "limit"};
 static_assert(std::size(kTokenTexts) == static_cast<size_t>(Token::limit) + 1, "one text per token");
 
-constexpr int kFeedsGroups = 1 << 30, kAllDerived = 1 << 29, kAllReports = 1 << 28;
+constexpr int kFeedsGroups = 1 << 30;
 
 bool is(int column, Column c) { return column == static_cast<int>(c); }
+
+// Whether the scan applies this token without changing where the rows it keeps are placed. A row's lane (and a shared
+// stream's or pid's name) depends on the rows of its track placed before it: a constraint that drops some of them
+// (kind, name, ts >, a correlation id, a global id) would change it. What keeps every row of a track up to some time
+// does not: a report (tracks never span reports), a pid (every track belongs to one), an upper bound on ts, a LIMIT.
+bool keeps_placement(Token t) {
+  switch (t) {
+    case Token::schema_eq:
+    case Token::schema_in:
+    case Token::pid_eq:
+    case Token::ts_lt:
+    case Token::ts_le:
+    case Token::limit: return true;
+    default: return false;
+  }
+}
 
 // The token the scan applies a constraint with, or nothing: then SQLite applies it.
 std::optional<Token> token_for(const OfferedConstraint& c) {
@@ -90,6 +106,26 @@ const char* trace_events_declaration() {
 
 const char* token_text(Token t) { return kTokenTexts[static_cast<int>(t)]; }
 
+bool is_list(Token t) {
+  return t == Token::kind_in || t == Token::name_in || t == Token::correlation_in || t == Token::global_tid_in ||
+         t == Token::global_pid_in || t == Token::schema_in || t == Token::derived_in;
+}
+
+bool on_integer_column(Token t) {
+  switch (t) {
+    case Token::kind_eq:
+    case Token::kind_ne:
+    case Token::kind_in:
+    case Token::name_eq:
+    case Token::name_in:
+    case Token::name_like:
+    case Token::name_glob:
+    case Token::schema_eq:
+    case Token::schema_in: return false;
+    default: return true;
+  }
+}
+
 std::optional<Token> token_from_text(std::string_view text) {
   for (size_t i = 0; i < std::size(kTokenTexts); ++i)
     if (text == kTokenTexts[i]) return static_cast<Token>(i);
@@ -107,14 +143,12 @@ std::string ScanPlan::idx_str() const {
 
 int ScanPlan::idx_num() const {
   // The count of argv values in the low bits, as EXPLAIN QUERY PLAN has always shown it ("INDEX 2:kind= ts>").
-  return static_cast<int>(tokens.size()) | (feeds_groups ? kFeedsGroups : 0) | (all_derived ? kAllDerived : 0) | (all_reports ? kAllReports : 0);
+  return static_cast<int>(tokens.size()) | (feeds_groups ? kFeedsGroups : 0);
 }
 
 ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
   ScanPlan p;
   p.feeds_groups = (idx_num & kFeedsGroups) != 0;
-  p.all_derived = (idx_num & kAllDerived) != 0;
-  p.all_reports = (idx_num & kAllReports) != 0;
   // Split on spaces by hand: xFilter parses this at every restart of a join's inner scan (an istringstream cost
   // a few percent of such a lookup).
   std::string_view words(idx_str ? idx_str : "");
@@ -144,7 +178,15 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vec
                    int distinct, uint64_t columns_used, std::optional<int64_t> limit_value) {
   ScanPlan plan;
   plan.uses.resize(offered.size());
-  bool every_constraint_handed = true, has_offset = false, derived_fixed = false, schema_fixed = false;
+  bool every_constraint_handed = true, has_offset = false;
+  // Columns whose values depend on the rows placed before (lanes; the names of a stream or a pid two processes share,
+  // which the first placed names), and `event`, which hands the row to an aggregate that draws it on its lane.
+  const uint64_t placement_ordered = column_bit(Column::lane) | column_bit(Column::thread_name) |
+                                     column_bit(Column::process_name) | column_bit(Column::event);
+  // A query that reads lanes or those names gets them as the whole profile places them: the scan applies only the
+  // constraints that keep placement, and SQLite the others.
+  const bool reads_placement =
+      (columns_used & (column_bit(Column::lane) | column_bit(Column::thread_name) | column_bit(Column::process_name))) != 0;
   int limit = -1;
   double fraction = 1.0;
   for (size_t i = 0; i < offered.size(); ++i) {
@@ -156,6 +198,7 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vec
     }
     if (c.op == Op::offset) continue;
     std::optional<Token> token = c.usable ? token_for(c) : std::nullopt;
+    if (token && reads_placement && !keeps_placement(*token)) token.reset();
     if (!token) {
       every_constraint_handed = false;
       continue;
@@ -166,8 +209,6 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vec
     // kind, schema and derived are matched exactly against the scan's own vocabulary: SQLite need not re-check.
     use.omit = is(c.column, Column::kind) || is(c.column, Column::schema) || is(c.column, Column::derived);
     plan.tokens.push_back(*token);
-    derived_fixed |= is(c.column, Column::derived);
-    schema_fixed |= is(c.column, Column::schema);
     fraction *= selectivity(c);
   }
   // The rows SQLite gets are the rows it returns only when it filters, sorts and skips nothing after the scan.
@@ -175,25 +216,11 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vec
     plan.uses[limit].argv = static_cast<int>(plan.tokens.size()) + 1;
     plan.tokens.push_back(Token::limit);
   }
-  // derived and schema are parameters: a query's rows depend only on the constraints SQLite shows the table, never on
-  // its select list. None on a parameter: its default rows (the stored events of main). One the scan applies (= or
-  // IN, BINARY): those. Any other (!=, >, IS, LIKE, IS NULL, another collation, one not usable in this plan): every
-  // row it could match, and SQLite applies it.
-  auto shown = [&](Column c) {
-    return std::any_of(offered.begin(), offered.end(), [&](const OfferedConstraint& o) {
-      return o.column == static_cast<int>(c) && o.op != Op::limit && o.op != Op::offset;
-    });
-  };
-  plan.all_derived = !derived_fixed && shown(Column::derived);
-  plan.all_reports = !schema_fixed && shown(Column::schema);
   plan.feeds_groups = !order_by.empty() && distinct >= 1;
   plan.no_args = (columns_used & (column_bit(Column::args) | column_bit(Column::event))) == 0;
   // A GROUP BY (sqlite3_vtab_distinct() 1) takes its rows in any order: SQLite sorts them, unless the scan hands
   // them over grouped, in the terms' order (SQLite 3.40 also passes 1 for "GROUP BY x ORDER BY x" and then skips that
-  // sort too), as it does for kind alone. Not when a column's value depends on the order rows are placed in: lanes,
-  // and the names of a stream or a pid two processes share (the first placed names it).
-  const uint64_t placement_ordered = column_bit(Column::lane) | column_bit(Column::thread_name) |
-                                     column_bit(Column::process_name) | column_bit(Column::event);
+  // sort too), as it does for kind alone. Not when a column's value depends on the order rows are placed in.
   if (distinct == 1 && !order_by.empty() && (columns_used & placement_ordered) == 0) {
     if (order_by.size() == 1 && is(order_by[0].column, Column::kind))
       plan.row_order = order_by[0].descending ? RowOrder::kind_descending : RowOrder::kind_ascending;
@@ -256,14 +283,12 @@ void apply_ts(ScanFilter& f, Token op, const FilterValue& v) {
   if (f.ts_min && f.ts_max && *f.ts_min > *f.ts_max) f.impossible = true;
 }
 
-// The kind a constraint names. NULL matches nothing (x = NULL is never true); any other value that is not a kind
-// is a mistake (`kind = 'kernels'`), and an empty answer would look like a profile without kernels.
+// The kind a constraint names; 0 for a value that names no kind: `kind` is TEXT, and a value equal to no kind's name
+// (NULL, a number, a BLOB, 'kernels') matches no row. Typos are the command's to catch (it names what exists).
 uint32_t kind_mask_of(const FilterValue& v) {
-  if (v.type == FilterValue::Type::null) return 0;
+  if (v.type != FilterValue::Type::text) return 0;  // a number compared with TEXT is compared as its text, no kind's
   if (auto k = kind_from_name(v.text)) return kind_bit(*k);
-  std::string kinds;
-  for (int i = 0; i < kKindCount; ++i) kinds += fmt::format("{}'{}'", i ? ", " : "", kind_name(static_cast<Kind>(i)));
-  throw Error(fmt::format("nsystrace: trace_events has no kind '{}'; the kinds are: {}", v.text, kinds));
+  return 0;
 }
 
 // The integers of an = or IN constraint on an integer column, into `set` (intersected with what is there). NULL is
@@ -289,15 +314,14 @@ void apply_integer_set(ScanFilter& f, std::optional<std::vector<int64_t>>& set, 
   if (set->empty()) f.impossible = true;
 }
 
-// `derived` = 0 or 1 (or an IN list of them): which of the two the scan yields (bit 0: stored rows, bit 1: derived).
+// `derived` = X (or an IN list): which of the two the scan yields (bit 0: stored rows, bit 1: derived). The column
+// holds INTEGER 0 or 1, so X matches where SQLite's comparison makes it equal to 0 or 1 (1.0 and '1' do; 2, 0.5,
+// 'x' and NULL match nothing).
 int derived_mask_of(const FilterArgument& arg) {
   int mask = 0;
   for (const FilterValue& x : arg) {
-    if (x.type == FilterValue::Type::null) continue;
-    if (x.numeric != FilterValue::Type::integer || (x.integer != 0 && x.integer != 1))
-      throw Error(fmt::format("nsystrace: trace_events.derived is 0 (events stored in the profile) or 1 (rows "
-                              "nsystrace derives: 'nvtx_kernel'), not '{}'", x.text));
-    mask |= 1 << x.integer;
+    if (x.numeric == FilterValue::Type::integer && (x.integer == 0 || x.integer == 1)) mask |= 1 << x.integer;
+    else if (x.numeric == FilterValue::Type::real && (x.real == 0.0 || x.real == 1.0)) mask |= 1 << static_cast<int>(x.real);
   }
   return mask;
 }
@@ -308,8 +332,7 @@ ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>&
   ScanFilter f;
   f.args = !plan.no_args;
   f.order = plan.row_order;
-  std::optional<int> derived;       // which rows `derived` asks for (bit 0 stored, bit 1 derived)
-  bool kind_names_derived = false;  // kind = 'nvtx_kernel' (or IN) was asked for
+  int derived = 3;                  // which rows `derived` leaves (bit 0 stored, bit 1 derived)
   bool schema_fixed = false;
   for (size_t i = 0; i < plan.tokens.size() && i < argv.size(); ++i) {
     const FilterArgument& arg = argv[i];
@@ -319,7 +342,7 @@ ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>&
     const FilterValue& v = arg.empty() ? kNull : arg.front();
     switch (plan.tokens[i]) {
       case Token::derived_eq:
-      case Token::derived_in: derived = derived.value_or(3) & derived_mask_of(arg); break;
+      case Token::derived_in: derived &= derived_mask_of(arg); break;
       case Token::correlation_eq:
       case Token::correlation_in: apply_integer_set(f, f.correlations, arg); break;
       case Token::global_tid_eq:
@@ -341,16 +364,11 @@ ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>&
                                 std::back_inserter(both));
           f.schemas = both;
         }
-        schema_fixed = true;
+        schema_fixed = f.schemas_named = true;
         if (f.schemas.empty()) f.impossible = true;
         break;
       }
-      case Token::kind_eq: {
-        uint32_t mask = kind_mask_of(v);
-        f.kinds &= mask;
-        kind_names_derived |= (mask & kDerivedKinds) != 0;
-        break;
-      }
+      case Token::kind_eq: f.kinds &= kind_mask_of(v); break;
       case Token::kind_ne:
         if (v.type == FilterValue::Type::null) f.impossible = true;  // x != NULL is never true
         else f.kinds &= ~kind_mask_of(v);
@@ -359,7 +377,6 @@ ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>&
         uint32_t mask = 0;
         for (const FilterValue& x : arg) mask |= kind_mask_of(x);
         f.kinds &= mask;
-        kind_names_derived |= (mask & kDerivedKinds) != 0;
         break;
       }
       case Token::name_in: {
@@ -411,13 +428,8 @@ ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>&
       case Token::ts_le: apply_ts(f, plan.tokens[i], v); break;
     }
   }
-  if (!derived && kind_names_derived && !plan.all_derived)
-    throw Error("nsystrace: 'nvtx_kernel' rows (NVTX ranges projected onto the GPUs) are derived, not stored in the "
-                "profile, and trace_events has them only when asked: add `derived = 1` (those rows only) or "
-                "`derived in (0, 1)` (with every stored event), or read nvtx_kernel_ranges");
-  int wanted = derived.value_or(plan.all_derived ? 3 : 1);
-  if (!(wanted & 1)) f.kinds &= kDerivedKinds;
-  if (!(wanted & 2)) f.kinds &= ~kDerivedKinds;
+  if (!(derived & 1)) f.kinds &= kDerivedKinds;
+  if (!(derived & 2)) f.kinds &= ~kDerivedKinds;
   if (f.kinds == 0) f.impossible = true;
   if (f.inexact) f.limit.reset();  // a row the scan returns might still be dropped by SQLite: it must not count
   return f;

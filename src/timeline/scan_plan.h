@@ -2,8 +2,9 @@
 // leaves to SQLite, whether it may take the LIMIT, and how the constraint values become a ScanFilter. ext/ only
 // translates SQLite's sqlite3_index_info and sqlite3_value to and from these types.
 //
-// The rule that keeps every answer SQLite's: a constraint is handed to the scan only when the scan applies it
-// exactly; everything else (an operator, a collation or a value the scan does not know) is left to SQLite, which
+// The rule that keeps every answer SQLite's: the table's rows are a function of the profile alone (every report on
+// the connection, stored and derived rows), and a constraint is handed to the scan only when the scan applies it
+// exactly, without changing any other row's values (keeps_placement); everything else (an operator, a collation or a value the scan does not know) is left to SQLite, which
 // then filters a wider scan. SQLite re-checks every handed constraint but kind, schema and derived (omit), which the
 // scan matches exactly against its own fixed vocabulary. A LIMIT is taken only when nothing after the scan can drop
 // or reorder rows: every constraint of the WHERE is handed and exact, there is no OFFSET, no ORDER BY, no DISTINCT.
@@ -20,7 +21,7 @@
 namespace nsystrace {
 
 // The columns of trace_events, in declaration order (the order of the CREATE TABLE and of xColumn's index):
-// X(name, SQL type). Hidden columns are parameters (schema, derived) or carry what is not an event field (cname;
+// X(name, SQL type). Hidden columns carry what is not an event field (schema, derived, cname;
 // domain and demangled_name, which args also carry, readable without them; the call_* columns, the CUDA API call of
 // the row's correlation id (src/timeline/launch_calls.h); size_bytes (args' "bytes": not named `bytes`, which the
 // export's memory tables have, so that a query joining them keeps an unqualified `bytes` unambiguous) and the memory
@@ -93,6 +94,10 @@ enum class Token : uint8_t {
   derived_eq, derived_in, limit
 };
 const char* token_text(Token t);
+// Whether xFilter gets the token's value as an IN list handed over whole (sqlite3_vtab_in).
+bool is_list(Token t);
+// Whether the token compares an INTEGER column (its value is given numeric affinity first), not a TEXT one.
+bool on_integer_column(Token t);
 constexpr const char* kNoArgsWord = "no-args";
 // How idxStr shows a ScanPlan::row_order other than time order, after the tokens.
 constexpr std::pair<RowOrder, const char*> kRowOrderWords[] = {
@@ -107,11 +112,6 @@ struct ScanPlan {
   };
   std::vector<Use> uses;          // one per offered constraint
   std::vector<Token> tokens;      // in argv order
-  // SQLite shows the table a constraint on `derived` / `schema` that no handed constraint fixes (`derived != 0`,
-  // `schema like 'r%'`, `schema is not null`): the scan yields every row (stored and derived; every report) and
-  // SQLite applies the constraint. Without any constraint on them, a query reads the stored events of main, each
-  // once, whatever its select list names (`select derived` reads 0 on those rows).
-  bool all_derived = false, all_reports = false;
   bool feeds_groups = false;      // its rows feed a DISTINCT or GROUP BY: one row stands for a group
   // The query names neither `args` nor `event` (colUsed): the scan need not read what only args show
   // (ScanFilter::args). Shown in idxStr as the word kNoArgsWord, after the tokens.
@@ -155,9 +155,9 @@ struct FilterValue {
 // The values of one handed constraint: one, or the members of an IN list handed over whole.
 using FilterArgument = std::vector<FilterValue>;
 
-// The ScanFilter a plan's constraint values give. Throws Error for a kind that does not exist (an empty answer
-// would look like a profile without that kind), a derived value other than 0 or 1, or nvtx_kernel asked for
-// without derived.
+// The ScanFilter a plan's constraint values give: exactly the rows SQLite's comparisons would keep, whatever the
+// values (a kind that does not exist, derived = 2, NULL: no row). The reports are left to the caller (every report
+// of the connection unless schema names some).
 ScanFilter build_filter(const ScanPlan& plan, const std::vector<FilterArgument>& argv);
 
 }  // namespace nsystrace

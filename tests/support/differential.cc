@@ -107,8 +107,8 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
   // `expected_where`: what SQLite filters the unfiltered rows with, when not `where` itself.
   auto compare = [&](const std::string& where, const std::string& expected_where = "") {
     ++rep.queries;
-    // Without a constraint on `derived` (expected_where given), the scan has the stored events only, whether or not
-    // the query selects derived (every other such query does not).
+    // Without a constraint on `derived` (expected_where given), the scan has every row, stored and derived, whether
+    // or not the query selects derived (every other such query does not).
     std::string cols = expected_where.empty() || rep.queries % 4 < 2
                            ? kStableColumns
                            : kStableColumns.substr(0, kStableColumns.rfind(", derived"));
@@ -183,10 +183,10 @@ Report check_pushdown(testdb::Db& db, size_t cap) {
     compare("correlation_id = " + db.text("select max(correlation_id) from temp.unfiltered") + " and global_pid = " +
             db.text("select max(global_pid) from temp.unfiltered where correlation_id = "
                     "(select max(correlation_id) from temp.unfiltered)"));
-  // Without a constraint on `derived`, the scan has the stored events only (selected or not: each shape twice).
+  // Without a constraint on `derived`, the scan has every row, stored and derived (selected or not: each shape twice).
   for (int twice = 0; twice < 2; ++twice) {
-    compare("1", "derived = 0");
-    compare("kind != 'kernel'", "derived = 0 and kind != 'kernel'");
+    compare("1", "derived in (0, 1)");
+    compare("kind != 'kernel'", "derived in (0, 1) and kind != 'kernel'");
   }
   return rep;
 }
@@ -227,41 +227,6 @@ const std::string kGridVisibleSelect = [] {
   return out;
 }();
 const size_t kGridVisibleColumns = visible_in_grid().size() + 1;
-
-// Whether `where` holds a constraint on the outer table's parameter column `col` that SQLite shows the table (any
-// operator but NOT IN, which SQLite never passes): its rows then are every row the constraint could match, which
-// SQLite filters; without one, the parameter's default (derived 0, schema 'main'). Subqueries, "(select ...)", are
-// constraints of their own tables and left out; qualified names (a.schema) are another table's.
-bool shows_parameter(const std::string& where, const std::string& col) {
-  std::string outer;
-  for (size_t i = 0; i < where.size(); ++i) {
-    if (where.compare(i, 7, "(select") == 0) {
-      int depth = 0;
-      for (; i < where.size(); ++i) {
-        depth += where[i] == '(' ? 1 : where[i] == ')' ? -1 : 0;
-        if (depth == 0) break;
-      }
-      continue;
-    }
-    outer += where[i];
-  }
-  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
-  for (size_t at = outer.find(col); at != std::string::npos; at = outer.find(col, at + 1)) {
-    if (at > 0 && word_char(outer[at - 1])) continue;
-    size_t end = at + col.size();
-    if (end < outer.size() && word_char(outer[end])) continue;
-    if (outer.compare(end, 7, " not in") == 0) continue;
-    return true;
-  }
-  return false;
-}
-// The same rows over every_row, every row of every report: `where` and the parameters' defaults it leaves.
-std::string reference_where(const std::string& where) {
-  std::string out = "(" + where + ")";
-  if (!shows_parameter(where, "derived")) out += " and derived = 0";
-  if (!shows_parameter(where, "schema")) out += " and schema = 'main'";
-  return out;
-}
 
 // Declared INTEGER (the memory kinds are declared without a type: a label or, without one, the id).
 bool is_integer_column(const std::string& c) {
@@ -388,7 +353,7 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
     // Each shape in turn with and without args (the colUsed classes), whatever the stride.
     const std::string& select = (shape / std::max<size_t>(stride, 1)) % 2 ? kGridSelectWithArgs : kGridSelect;
     std::string q = "select " + select + " from %s where " + where + " " + order;
-    std::string q_reference = "select " + select + " from %s where " + reference_where(where) + " " + order;
+    std::string q_reference = "select " + select + " from %s where " + ("(" + where + ")") + " " + order;
     auto run = [&](const std::string& sql_template, const char* table) {
       std::string sql = sql_template;
       sql.replace(sql.find("%s"), 2, table);
@@ -406,11 +371,6 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
       err = e.what();
     }
     want = run(q_reference, "temp.every_row");
-    // kind = 'nvtx_kernel' without a constraint on derived is an error by design (an empty answer would look like
-    // a profile without GPU work): the error, not rows, is the answer there.
-    if (!err.empty() && err.find("are derived, not stored") != std::string::npos &&
-        where.find("'nvtx_kernel'") != std::string::npos && !shows_parameter(where, "derived"))
-      return;
     if (!err.empty()) {
       rep.failures.push_back("where " + where + " " + tail + ": error " + err);
       return;
@@ -439,7 +399,7 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
       bool ok = got.size() == want.size();
       for (auto& r : got) {
         if (!ok) break;
-        std::string one = std::string("select ") + select + " from %s where " + reference_where(where) + " and rowid = " + r[0] +
+        std::string one = std::string("select ") + select + " from %s where " + ("(" + where + ")") + " and rowid = " + r[0] +
                           " and schema = " + quoted(r.back());
         ok = run(one, "temp.every_row") == std::vector<std::vector<std::string>>{r};
       }
@@ -460,19 +420,16 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
         column(db, "select distinct quote(" + col + ") from temp.every_row where " + col + " is not null and length(" +
                        col + ") < 200 order by " + col),
         cap);
-    bool vocabulary = col == "kind" || col == "derived" || col == "schema";
-    if (values.empty() && vocabulary) continue;  // (an empty profile: no kind to name)
     if (values.empty()) values.push_back(is_integer_column(col) ? "0" : "'x'");
     std::vector<std::string> probes = values;
     probes.push_back("NULL");
-    // kind, derived and schema are a fixed vocabulary: a value outside it is an error, documented (an empty answer
-    // would look like a profile without that kind), so only the values and NULL are probed there.
-    if (vocabulary) {
-    } else if (is_integer_column(col)) {
+    // Values no row has too: a comparison never fails because of its value (kind = 'no_such', derived = 2).
+    if (is_integer_column(col)) {
       probes.push_back(values.front() + " + 0.5");                       // a real between two integers
       probes.push_back("'" + db.text("select " + values.back()) + "'");  // an integer written as text
     } else {
       probes.push_back("5");  // a number compared with a text column
+      probes.push_back("'no_such'");
     }
     for (const std::string& v : probes) {
       for (const char* op : {"=", "!=", "<", "<=", ">", ">=", "is", "is not"}) compare(col + " " + op + " " + v);
@@ -596,21 +553,21 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
       }
     };
     std::string key = "schema, kind, name, domain";
-    // A query that names neither schema nor derived reads main's stored events, as over trace_events.
+    // A query that names neither schema nor derived reads every report's rows, stored and derived, as trace_events.
     for (const std::string& where : {std::string("1"), std::string("kind in ('kernel', 'nvtx', 'cuda_api')")}) {
       if (shape++ % stride != phase % stride) continue;
       ++rep.queries;
       const std::string some = "kind, name, domain, events, timed, total_ns, min_ns, max_ns";
       auto got = result("select " + some + " from event_totals where " + where + " order by kind, name, domain");
       auto want = result("select " + some + " from " + grouped + " where " + where +
-                         " and schema = 'main' and derived = 0 order by kind, name, domain");
+                         " order by kind, name, domain");
       if (got != want)
         rep.failures.push_back("event_totals (totals_memory_mb " + budget + ") where " + where + ": " +
                                std::to_string(got.size()) + " rows, " +
-                               std::to_string(want.size()) + " from main's stored rows");
+                               std::to_string(want.size()) + " from every row's groups");
     }
     std::vector<std::pair<std::string, std::string>> shapes = {  // (WHERE over event_totals, over the groups)
-        {"1", "1"},  // no constraint on schema or derived: main's stored rows (reference_where adds them)
+        {"1", "1"},  // no constraint on schema or derived: every report's rows, stored and derived
         {every, every},
         {every + "and kind = 'kernel'", every + "and kind = 'kernel'"},
         {every + "and kind != 'nvtx'", every + "and kind != 'nvtx'"},
@@ -634,8 +591,6 @@ Report check_query_grid(testdb::Db& db, size_t cap, size_t stride, size_t phase)
         {"derived in (select 0 where 0) and schema in (select 'main' where 0)",
          "derived in (select 0 where 0) and schema in (select 'main' where 0)"},
     };
-    // The reference's rows: the parameters' defaults where a shape leaves them (the select list names them).
-    for (auto& [ours, reference] : shapes) reference = reference_where(reference);
     // A LIMIT without ORDER BY (SQLite may hand it to the scan): as many groups as it allows, each one a group.
     for (const auto& [ours, reference] : shapes) {
       if (shape++ % stride != phase % stride) continue;

@@ -11,12 +11,10 @@ namespace {
 TEST(ScanPlanIdx, EveryTokenAndFlagComesBack) {
   ScanPlan plan;
   for (int t = 0; t <= static_cast<int>(Token::limit); ++t) plan.tokens.push_back(static_cast<Token>(t));
-  plan.feeds_groups = plan.all_derived = true;
+  plan.feeds_groups = true;
   ScanPlan back = ScanPlan::from_idx(plan.idx_num(), plan.idx_str().c_str());
   EXPECT_EQ(back.tokens, plan.tokens);
   EXPECT_TRUE(back.feeds_groups);
-  EXPECT_TRUE(back.all_derived);
-  EXPECT_FALSE(back.all_reports);
 }
 
 // A GROUP BY (sqlite3_vtab_distinct 1, its terms all columns) takes the rows in any order, unless the query names a
@@ -79,12 +77,9 @@ TEST(EventTotalsPlan, TheGroupsColumnsGoToTheScanTheTotalsStayWithSqlite) {
   ScanPlan back = ScanPlan::from_idx(plan.idx_num(), plan.idx_str().c_str());
   EXPECT_EQ(back.row_order, RowOrder::any);
   EXPECT_EQ(back.tokens, plan.tokens);
-  // A constraint on schema or derived that the scan does not apply (here !=): every report, both kinds of rows,
-  // and SQLite applies it. Selecting them (colUsed) changes nothing: main's stored rows.
+  // A constraint on schema or derived that the scan does not apply (here !=) is SQLite's.
   ScanPlan every = plan_totals({on(TotalsColumn::schema, Op::ne), on(TotalsColumn::derived, Op::ne)});
-  EXPECT_TRUE(every.all_reports && every.all_derived);
-  ScanPlan main_only = plan_totals({});
-  EXPECT_FALSE(main_only.all_reports || main_only.all_derived);
+  EXPECT_TRUE(every.tokens.empty());
 }
 
 TEST(ScanPlanIdx, SpacesAndEmptyStrings) {
@@ -106,37 +101,53 @@ TEST(ScanPlanIdx, AnUnknownTokenIsAnError) {
 namespace nsystrace {
 namespace {
 
-// derived and schema are parameters: which rows a scan yields follows the constraints SQLite shows it, never the
-// select list (colUsed). No constraint: main's stored rows. = or IN the scan applies: those. Any other operator, or
-// an = this plan cannot use: every row it could match (all_derived, all_reports), and SQLite applies it.
-TEST(ScanPlanParameters, RowsFollowTheConstraintsNotTheSelectList) {
+OfferedConstraint on(Column c, OfferedConstraint::Op op) {
+  OfferedConstraint o;
+  o.column = static_cast<int>(c);
+  o.op = op;
+  return o;
+}
+
+// A row's lane (and the name of a stream or pid two processes share) follows from the rows of its track placed before
+// it. A query that reads them gets them as the whole profile places them: the scan applies only the constraints that
+// keep every row of a track up to some time (schema, pid, ts <, ts <=), and SQLite the others.
+TEST(ScanPlanPlacement, AQueryReadingLanesIsHandedOnlyWhatKeepsPlacement) {
   using Op = OfferedConstraint::Op;
-  auto on = [](Column c, Op op, bool usable = true) {
-    OfferedConstraint o;
-    o.column = static_cast<int>(c);
-    o.op = op;
-    o.usable = usable;
-    o.binary = true;
-    return o;
-  };
-  uint64_t every_column = ~uint64_t{0};
-  ScanPlan selected = plan_scan({}, {}, 0, every_column);
-  EXPECT_FALSE(selected.all_derived || selected.all_reports);
-  for (Column c : {Column::derived, Column::schema}) {
-    for (Op op : {Op::ne, Op::lt, Op::le, Op::gt, Op::ge, Op::like, Op::glob, Op::other}) {
-      ScanPlan p = plan_scan({on(c, op)}, {}, 0, 0);
-      EXPECT_EQ(c == Column::derived ? p.all_derived : p.all_reports, true) << static_cast<int>(op);
-      EXPECT_EQ(p.uses[0].argv, 0) << "SQLite applies it";
-    }
-    ScanPlan unusable = plan_scan({on(c, Op::eq, false)}, {}, 0, 0);
-    EXPECT_EQ(c == Column::derived ? unusable.all_derived : unusable.all_reports, true);
-    ScanPlan fixed = plan_scan({on(c, Op::eq)}, {}, 0, every_column);
-    EXPECT_FALSE(fixed.all_derived || fixed.all_reports);
-    EXPECT_TRUE(fixed.uses[0].argv > 0 && fixed.uses[0].omit);
+  const std::vector<OfferedConstraint> offered = {
+      on(Column::kind, Op::eq), on(Column::name, Op::eq),   on(Column::ts, Op::gt),  on(Column::ts, Op::le),
+      on(Column::pid, Op::eq),  on(Column::schema, Op::eq), on(Column::derived, Op::eq)};
+  const std::vector<bool> keeps = {false, false, false, true, true, true, false};
+  for (Column read : {Column::lane, Column::thread_name, Column::process_name}) {
+    ScanPlan plan = plan_scan(offered, {}, 0, uint64_t{1} << static_cast<int>(read));
+    for (size_t i = 0; i < offered.size(); ++i) EXPECT_EQ(plan.uses[i].argv > 0, keeps[i]) << i;
   }
-  // A LIMIT is not a constraint on a column, whatever column SQLite numbers it with.
-  ScanPlan limited = plan_scan({on(Column::derived, Op::limit)}, {}, 0, every_column);
-  EXPECT_FALSE(limited.all_derived);
+  ScanPlan without = plan_scan(offered, {}, 0, uint64_t{1} << static_cast<int>(Column::name));
+  for (size_t i = 0; i < offered.size(); ++i) EXPECT_GT(without.uses[i].argv, 0) << i;
+}
+
+// A value that names nothing selects nothing, as SQL's comparison says: never an error.
+TEST(ScanPlanValues, AValueNoRowHasSelectsNoRow) {
+  using Op = OfferedConstraint::Op;
+  auto filter_of = [](Column c, FilterValue v) {
+    ScanPlan plan = plan_scan({on(c, Op::eq)}, {}, 0, 0);
+    return build_filter(plan, {FilterArgument{v}});
+  };
+  FilterValue no_kind;
+  no_kind.type = no_kind.numeric = FilterValue::Type::text;
+  no_kind.text = "kernels";
+  EXPECT_TRUE(filter_of(Column::kind, no_kind).impossible);
+  FilterValue two;
+  two.type = two.numeric = FilterValue::Type::integer;
+  two.integer = 2;
+  EXPECT_TRUE(filter_of(Column::derived, two).impossible);
+  FilterValue one_real;
+  one_real.type = one_real.numeric = FilterValue::Type::real;
+  one_real.real = 1.0;
+  ScanFilter derived = filter_of(Column::derived, one_real);
+  EXPECT_FALSE(derived.impossible);
+  EXPECT_EQ(derived.kinds, kDerivedKinds);
+  ScanFilter everything = build_filter(plan_scan({}, {}, 0, 0), {});
+  EXPECT_EQ(everything.kinds, kAllKinds) << "stored and derived rows, with no constraint";
 }
 
 }  // namespace
