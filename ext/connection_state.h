@@ -17,6 +17,7 @@
 #include "src/model/profile_catalog.h"
 #include "src/sqlite/sqlite_api.h"
 #include "src/timeline/launch_calls.h"
+#include "src/timeline/profile_placement.h"
 #include "src/timeline/scan_plan.h"
 #include "src/timeline/timeline_scan.h"
 #include "src/writers/perfetto/perfetto_trace_writer.h"
@@ -94,6 +95,11 @@ class ConnectionState {
   // ranges that can have rows in the window only (the last one asked for is kept).
   std::shared_ptr<const NvtxProjection> projection(const std::string& schema,
                                                    const std::optional<ProjectionWindow>& window = std::nullopt);
+  // Where the whole profile places every row of these reports (the connection's), made on first use by a scan of
+  // every row and kept until a report changes: the lanes and track names of a query whose constraints drop rows of
+  // a track (src/timeline/profile_placement.h).
+  std::shared_ptr<const ProfilePlacement> placement(
+      const std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>>& reports);
   // The CUDA API calls of database `schema` by (process, correlation id) (trace_events.call_*), on the clock of a
   // scan that shifts the report's times by clock_offset; read on first use and kept with its catalog.
   std::shared_ptr<const LaunchCalls> launch_calls(const std::string& schema, int64_t clock_offset);
@@ -148,7 +154,10 @@ class ConnectionState {
   std::vector<TraceEventsCursor*> cursors_;
   std::vector<const sqlite3_vtab*> vtabs_;
   std::map<std::string, CachedCatalog> catalogs_;
-  uint64_t writes_read_ = 0;  // catalogs read within write transactions: each one's version is its own
+  uint64_t writes_read_ = 0;
+  // The last placement made, and the catalogs it was made from (a catalog is reloaded when its database changes).
+  std::vector<std::shared_ptr<const ProfileCatalog>> placement_catalogs_;
+  std::shared_ptr<const ProfilePlacement> placement_;  // catalogs read within write transactions: each one's version is its own
 };
 
 // Whether a database is an Nsight Systems export: it has one of the tables nsys writes.

@@ -187,12 +187,40 @@ std::unique_ptr<TimelineScan> open_planned_scan(ConnectionState& state, const Sc
     read.push_back(reports_of_connection.front().first);
   }
   filter.schemas = std::move(read);
-  if (previous && previous->restart(filter)) return previous;
+  std::shared_ptr<const ProfilePlacement> placement;
+  if (plan.reads_placement && !filter.keeps_placement()) placement = state.placement(reports_of_connection);
+  if (previous && previous->restart(filter)) {
+    previous->use_placement(std::move(placement));
+    return previous;
+  }
   previous.reset();  // its statements back to the cache before the new scan takes them
   std::vector<TimelineScan::Report> reports =
       TimelineScan::align_reports(state.db(), reports_of_connection, filter.schemas);
   for (TimelineScan::Report& r : reports) r.context.statements = &statements;
-  return open_scan(state, std::move(reports), filter);
+  std::unique_ptr<TimelineScan> scan = open_scan(state, std::move(reports), filter);
+  scan->use_placement(std::move(placement));
+  return scan;
+}
+
+}  // namespace nsystrace
+
+namespace nsystrace {
+
+std::shared_ptr<const ProfilePlacement> ConnectionState::placement(
+    const std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>>& reports) {
+  std::vector<std::shared_ptr<const ProfileCatalog>> catalogs;
+  for (const auto& r : reports) catalogs.push_back(r.second);
+  if (placement_ && catalogs == placement_catalogs_) return placement_;
+  StatementCache statements;
+  std::vector<TimelineScan::Report> all = TimelineScan::align_reports(db_, reports);
+  for (TimelineScan::Report& r : all) r.context.statements = &statements;
+  ScanFilter every_row;
+  every_row.args = false;
+  for (const auto& r : reports) every_row.schemas.push_back(r.first);
+  std::unique_ptr<TimelineScan> scan = open_scan(*this, std::move(all), every_row);
+  placement_ = place_every_row(*scan);
+  placement_catalogs_ = std::move(catalogs);
+  return placement_;
 }
 
 }  // namespace nsystrace

@@ -62,6 +62,14 @@ struct ScanFilter {
   RowOrder order = RowOrder::time;
 
   bool wants(Kind k) const { return !impossible && (kinds & kind_bit(k)) != 0; }
+  // Whether every row placed before a row of its track in the whole profile is placed before it here too, so its lane
+  // and its track's name are the whole profile's: nothing drops some rows of a track and keeps later ones (a report,
+  // a pid, an upper time bound and a LIMIT keep whole tracks up to a time; the NVTX projection has tracks of its own).
+  bool keeps_placement() const {
+    const uint32_t stored = kAllKinds & ~kDerivedKinds;
+    return impossible || ((kinds & stored) == stored || (kinds & stored) == 0) && names.empty() && !ts_min &&
+                             !correlations && !global_tids && !global_pids;
+  }
   // Constraints beyond kind and report narrow the rows within the tables read (their sizes say little of the rows).
   bool narrows_rows() const {
     return ts_min || ts_max || pid || !names.empty() || correlations || global_tids || global_pids || limit;

@@ -21,25 +21,9 @@ constexpr const char* kTokenTexts[] = {
     "global_pid_in", "schema=",       "schema_in",     "derived=",      "derived_in",    "limit"};
 static_assert(std::size(kTokenTexts) == static_cast<size_t>(Token::limit) + 1, "one text per token");
 
-constexpr int kFeedsGroups = 1 << 30;
+constexpr int kFeedsGroups = 1 << 30, kReadsPlacement = 1 << 29;
 
 bool is(int column, Column c) { return column == static_cast<int>(c); }
-
-// Whether the scan applies this token without changing where the rows it keeps are placed. A row's lane (and a shared
-// stream's or pid's name) depends on the rows of its track placed before it: a constraint that drops some of them
-// (kind, name, ts >, a correlation id, a global id) would change it. What keeps every row of a track up to some time
-// does not: a report (tracks never span reports), a pid (every track belongs to one), an upper bound on ts, a LIMIT.
-bool keeps_placement(Token t) {
-  switch (t) {
-    case Token::schema_eq:
-    case Token::schema_in:
-    case Token::pid_eq:
-    case Token::ts_lt:
-    case Token::ts_le:
-    case Token::limit: return true;
-    default: return false;
-  }
-}
 
 // The token the scan applies a constraint with, or nothing: then SQLite applies it.
 std::optional<Token> token_for(const OfferedConstraint& c) {
@@ -143,12 +127,13 @@ std::string ScanPlan::idx_str() const {
 
 int ScanPlan::idx_num() const {
   // The count of argv values in the low bits, as EXPLAIN QUERY PLAN has always shown it ("INDEX 2:kind= ts>").
-  return static_cast<int>(tokens.size()) | (feeds_groups ? kFeedsGroups : 0);
+  return static_cast<int>(tokens.size()) | (feeds_groups ? kFeedsGroups : 0) | (reads_placement ? kReadsPlacement : 0);
 }
 
 ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
   ScanPlan p;
   p.feeds_groups = (idx_num & kFeedsGroups) != 0;
+  p.reads_placement = (idx_num & kReadsPlacement) != 0;
   // Split on spaces by hand: xFilter parses this at every restart of a join's inner scan (an istringstream cost
   // a few percent of such a lookup).
   std::string_view words(idx_str ? idx_str : "");
@@ -183,9 +168,8 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vec
   // which the first placed names), and `event`, which hands the row to an aggregate that draws it on its lane.
   const uint64_t placement_ordered = column_bit(Column::lane) | column_bit(Column::thread_name) |
                                      column_bit(Column::process_name) | column_bit(Column::event);
-  // A query that reads lanes or those names gets them as the whole profile places them: the scan applies only the
-  // constraints that keep placement, and SQLite the others.
-  const bool reads_placement =
+  // A query that reads lanes or those names gets them as the whole profile places them (ScanFilter::keeps_placement).
+  plan.reads_placement =
       (columns_used & (column_bit(Column::lane) | column_bit(Column::thread_name) | column_bit(Column::process_name))) != 0;
   int limit = -1;
   double fraction = 1.0;
@@ -198,7 +182,6 @@ ScanPlan plan_scan(const std::vector<OfferedConstraint>& offered, const std::vec
     }
     if (c.op == Op::offset) continue;
     std::optional<Token> token = c.usable ? token_for(c) : std::nullopt;
-    if (token && reads_placement && !keeps_placement(*token)) token.reset();
     if (!token) {
       every_constraint_handed = false;
       continue;

@@ -4,7 +4,7 @@
 //
 // The rule that keeps every answer SQLite's: the table's rows are a function of the profile alone (every report on
 // the connection, stored and derived rows), and a constraint is handed to the scan only when the scan applies it
-// exactly, without changing any other row's values (keeps_placement); everything else (an operator, a collation or a value the scan does not know) is left to SQLite, which
+// exactly, without changing any other row's values (reads_placement); everything else (an operator, a collation or a value the scan does not know) is left to SQLite, which
 // then filters a wider scan. SQLite re-checks every handed constraint but kind, schema and derived (omit), which the
 // scan matches exactly against its own fixed vocabulary. A LIMIT is taken only when nothing after the scan can drop
 // or reorder rows: every constraint of the WHERE is handed and exact, there is no OFFSET, no ORDER BY, no DISTINCT.
@@ -113,6 +113,9 @@ struct ScanPlan {
   std::vector<Use> uses;          // one per offered constraint
   std::vector<Token> tokens;      // in argv order
   bool feeds_groups = false;      // its rows feed a DISTINCT or GROUP BY: one row stands for a group
+  // The query reads lane, thread_name or process_name: they are the whole profile's (ScanFilter::keeps_placement,
+  // src/timeline/profile_placement.h), whatever the constraints leave out.
+  bool reads_placement = false;
   // The query names neither `args` nor `event` (colUsed): the scan need not read what only args show
   // (ScanFilter::args). Shown in idxStr as the word kNoArgsWord, after the tokens.
   bool no_args = false;

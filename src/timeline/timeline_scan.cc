@@ -1,5 +1,7 @@
 #include "src/timeline/timeline_scan.h"
 
+#include "src/timeline/profile_placement.h"
+
 #include <algorithm>
 #include <optional>
 
@@ -287,6 +289,18 @@ bool TimelineScan::current_still_first() const {
   return head_precedes(current_->event(), current_position_, sources_[runner_up_]->event(), runner_up_position_);
 }
 
+void TimelineScan::use_placement(std::shared_ptr<const ProfilePlacement> placement) {
+  placement_ = std::move(placement);
+  if (!placement_ || current_ == nullptr) return;
+  // The row picked before the placement was given (a scan picks its first row when it opens or restarts).
+  if (const Track* whole = placement_->track(current_->event())) {
+    row_.track = whole;
+    row_.lane = placement_->lane(row_.rowid);
+    row_.pid = whole->pid;
+    row_.process_name = whole->process_name;
+  }
+}
+
 void TimelineScan::pick() {
   args_ready_ = false;
   for (;;) {
@@ -303,8 +317,11 @@ void TimelineScan::pick() {
   }
   ++row_number_;
   const SourceEvent& e = current_->event();
-  TrackLayout::Placed where = filter_.order == RowOrder::time ? layout_.place(e) : layout_.place_without_lanes(e);
   row_.rowid = (static_cast<int64_t>(e.report) << 56) | (e.source_rowid << 5) | e.tag;
+  const Track* whole = placement_ ? placement_->track(e) : nullptr;
+  TrackLayout::Placed where = whole != nullptr                    ? TrackLayout::Placed{whole, placement_->lane(row_.rowid)}
+                              : filter_.order == RowOrder::time ? layout_.place(e)
+                                                                : layout_.place_without_lanes(e);
   row_.report = e.report;
   row_.cname = e.cname;
   row_.domain = e.domain;

@@ -15,6 +15,8 @@
 
 namespace nsystrace {
 
+class ProfilePlacement;
+
 // How a scan of several sources uses `threads` threads: its largest tables each read on a thread of its own, and its
 // rows encoded on another (the writer thread) or on SQLite's. candidate_rows: the rows of the tables that may be read
 // elsewhere, largest first; all_rows: the scan's.
@@ -84,8 +86,6 @@ class TimelineScan {
   bool reads_args() const { return filter_.args; }
   const ScanFilter& filter() const { return filter_; }  // the one it was opened (or last restarted) with
   int64_t row_number() const { return row_number_; }  // 1 for the first row
-  // The current row is the last one its LIMIT allows: the scan is finished once SQLite has read it.
-  bool at_limit() const { return limit_ && row_number_ == *limit_; }
   const ProfileCatalog& catalog() const { return *reports_[0].catalog; }
   std::shared_ptr<const ProfileCatalog> shared_catalog() const { return reports_[0].catalog; }
   const std::vector<Report>& reports() const { return reports_; }
@@ -100,6 +100,12 @@ class TimelineScan {
   // with the readers' threads, from the `threads` the scan was opened with (read_on_threads()).
   bool wants_a_writer_thread() const { return writer_thread_; }
   const std::set<int32_t>& pids_shared_by_machines() const { return layout_.pids_shared_by_machines(); }
+  // Its rows take their track and lane from the whole profile's placement (src/timeline/profile_placement.h) instead
+  // of placing them among its own rows only: for a query that reads lanes or track names under constraints that
+  // drop rows of a track (ScanFilter::keeps_placement). nullptr: its own placement.
+  void use_placement(std::shared_ptr<const ProfilePlacement> placement);
+  // The layout of the rows it placed, once it has read them all (a ProfilePlacement keeps it).
+  TrackLayout take_layout() && { return std::move(layout_); }
 
  private:
   uint64_t sum_over(Kind kind, uint64_t (EventSource::*count)() const) const;  // over the sources of a kind
@@ -128,6 +134,7 @@ class TimelineScan {
   size_t kind_group_ = 0;
   bool writer_thread_ = false;
   TrackLayout layout_;
+  std::shared_ptr<const ProfilePlacement> placement_;
   EventSource* current_ = nullptr;
   size_t current_index_ = 0;
   // Positions among the candidates compared (ties go to the earlier), and the runner-up's source (kNoRunnerUp: none).

@@ -31,22 +31,31 @@ const std::string* TrackLayout::process(int32_t pid, const SourceEvent& ev) {
   return &processes_.emplace(pid, std::move(name)).first->second;
 }
 
-TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
-  Key key;
+TrackLayout::Key TrackLayout::key_of(const SourceEvent& ev) const {
   int space = static_cast<int>(ev.placement) * kMaxReports + ev.report;  // reports never share a track
   switch (ev.placement) {
     case Placement::cpu_thread:
     case Placement::cpu_async:
     case Placement::cpu_sched:
     case Placement::cpu_nccl:
-    case Placement::cpu_samples: key = Key{space, ev.global_id, 0, 0}; break;
-    case Placement::gpu_stream: key = Key{space, ev.device_id, process_key_of(ev.global_id), ev.stream_id}; break;
+    case Placement::cpu_samples: return Key{space, ev.global_id, 0, 0};
+    case Placement::gpu_stream: return Key{space, ev.device_id, process_key_of(ev.global_id), ev.stream_id};
     case Placement::gpu_sync:
     case Placement::gpu_memory:
-    case Placement::gpu_metrics: key = Key{space, ev.device_id, 0, 0}; break;
-    case Placement::gpu_nvtx: key = Key{space, ev.device_id, ev.global_id, 0}; break;
-    case Placement::process: key = Key{space, process_key_of(ev.global_id), 0, 0}; break;
+    case Placement::gpu_metrics: return Key{space, ev.device_id, 0, 0};
+    case Placement::gpu_nvtx: return Key{space, ev.device_id, ev.global_id, 0};
+    case Placement::process: return Key{space, process_key_of(ev.global_id), 0, 0};
   }
+  return Key{space, 0, 0, 0};
+}
+
+const Track* TrackLayout::find(const SourceEvent& ev) const {
+  auto it = tracks_.find(key_of(ev));
+  return it == tracks_.end() ? nullptr : &it->second.track;
+}
+
+TrackLayout::TrackState& TrackLayout::track_for(const SourceEvent& ev) {
+  const Key key = key_of(ev);
   if (last_track_ != nullptr && key == last_key_) return *last_track_;
   if (tracks_.empty() && take_back(key)) {
     last_key_ = key;

@@ -39,6 +39,8 @@ class TrackLayout {
     uint32_t lane;
   };
   Placed place(const SourceEvent& ev);
+  // The track `ev` was placed on, or nullptr when no row of its track was placed: a lookup, which places nothing.
+  const Track* find(const SourceEvent& ev) const;
   // Its track only, for rows handed over out of time order (no lanes are fitted: they would be wrong; lane 0).
   Placed place_without_lanes(const SourceEvent& ev) { return Placed{&track_for(ev).track, 0}; }
   // Empty again, as new on the same reports (a join's inner scan restarted at every outer row): keeps only its
@@ -58,6 +60,7 @@ class TrackLayout {
   using Key = std::tuple<int, int64_t, int64_t, int64_t>;
 
   const std::string* process(int32_t pid, const SourceEvent& ev);
+  Key key_of(const SourceEvent& ev) const;
   TrackState& track_for(const SourceEvent& ev);
   void clear();
   bool take_back(const Key& key);

@@ -31,6 +31,7 @@ unit_slice='Fixture.*:CallColumns.*:ConnectionLifecycle.*:ChromeTrace.*:ChromeTr
 unit_slice+=':PerfettoTrace.*:PerfettoTraceFixtures.*:BadInput.*'
 unit_slice+=':Profiles/StarForms.*'  # chrome_trace(*) / perfetto_trace(*) (typed row pointers) on every fixture
 unit_slice+=':Metamorphic.*:MetamorphicTraceAggregates.*'  # generated predicates: TLP, NoREC, wrappers, (*) shapes
+unit_slice+=':PlanIndependence.*'  # the queries of issue 54, each a named test
 # The real exports' query grid on five exports of 2020 to 2023 and the legacy schema (its every 8th shape,
 # NSYSTRACE_GRID_STRIDE); every export's conversion checked completely (3 s for all).
 grid='SharedFixtures/RealExportQueryGrid.EveryShapeGivesSqlitesAnswer'

@@ -317,7 +317,7 @@ class Site:
         for key, sql in (("kinds", "select kind, count(*) as events from trace_events where derived in (0, 1) "
                                    "group by kind order by kind"),
                          ("gpus", "select device_id as gpu, count(*) as events from trace_events "
-                                  "where device_id is not null group by 1 order by 1"),
+                                  "where device_id is not null and derived = 0 group by 1 order by 1"),
                          ("processes", "select pid, max(process_name) as process, count(*) as events "
                                        "from trace_events where device_id is null group by pid order by pid"),
                          ("top_kernels", recipe("top_kernels.sql")),
