@@ -18,13 +18,14 @@ with params(before, after) as (
 -- Each report read alone (schema = one name): reports need not share a clock to be compared. Each report's totals
 -- per (kind, name, domain) come from one scan of event_totals, which totals trace_events' rows as it reads them
 -- (timed: the rows with a duration; total_ns: the sum of their durations; a GROUP BY over trace_events would sort
--- every row first, and one scan of every kind reads the tables on the cores there are).
+-- every row first, and one scan of every kind reads the tables on the cores there are). The events stored in the
+-- profiles (derived = 0): an NVTX range's GPU projection would count its time a second time.
 raw_rows as materialized (
   select 'before' as side, kind, name, domain, timed as n, total_ns as ns from event_totals
-  where schema = (select before from params) and timed > 0
+  where schema = (select before from params) and derived = 0 and timed > 0
   union all
   select 'after', kind, name, domain, timed, total_ns from event_totals
-  where schema = (select after from params) and timed > 0
+  where schema = (select after from params) and derived = 0 and timed > 0
 ),
 -- Kernels per name, NVTX ranges per domain:name, and every kind per kind (the 'event' rows below).
 named_rows as (

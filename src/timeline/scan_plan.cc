@@ -21,7 +21,7 @@ constexpr const char* kTokenTexts[] = {
     "global_pid_in", "schema=",       "schema_in",     "derived=",      "derived_in",    "limit"};
 static_assert(std::size(kTokenTexts) == static_cast<size_t>(Token::limit) + 1, "one text per token");
 
-constexpr int kFeedsGroups = 1 << 30, kReadsPlacement = 1 << 29;
+constexpr int kFeedsGroups = 1 << 30;
 
 bool is(int column, Column c) { return column == static_cast<int>(c); }
 
@@ -120,6 +120,7 @@ std::string ScanPlan::idx_str() const {
   std::string s;
   for (Token t : tokens) s += (s.empty() ? "" : " ") + std::string(token_text(t));
   if (no_args) s += (s.empty() ? "" : " ") + std::string(kNoArgsWord);
+  if (reads_placement) s += (s.empty() ? "" : " ") + std::string(kPlacementWord);
   for (const auto& [order, word] : kRowOrderWords)
     if (order == row_order) s += (s.empty() ? "" : " ") + std::string(word);
   return s;
@@ -127,13 +128,12 @@ std::string ScanPlan::idx_str() const {
 
 int ScanPlan::idx_num() const {
   // The count of argv values in the low bits, as EXPLAIN QUERY PLAN has always shown it ("INDEX 2:kind= ts>").
-  return static_cast<int>(tokens.size()) | (feeds_groups ? kFeedsGroups : 0) | (reads_placement ? kReadsPlacement : 0);
+  return static_cast<int>(tokens.size()) | (feeds_groups ? kFeedsGroups : 0);
 }
 
 ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
   ScanPlan p;
   p.feeds_groups = (idx_num & kFeedsGroups) != 0;
-  p.reads_placement = (idx_num & kReadsPlacement) != 0;
   // Split on spaces by hand: xFilter parses this at every restart of a join's inner scan (an istringstream cost
   // a few percent of such a lookup).
   std::string_view words(idx_str ? idx_str : "");
@@ -144,6 +144,10 @@ ScanPlan ScanPlan::from_idx(int idx_num, const char* idx_str) {
     if (word.empty()) continue;
     if (word == kNoArgsWord) {
       p.no_args = true;
+      continue;
+    }
+    if (word == kPlacementWord) {
+      p.reads_placement = true;
       continue;
     }
     auto order = std::find_if(std::begin(kRowOrderWords), std::end(kRowOrderWords),

@@ -99,6 +99,7 @@ bool is_list(Token t);
 // Whether the token compares an INTEGER column (its value is given numeric affinity first), not a TEXT one.
 bool on_integer_column(Token t);
 constexpr const char* kNoArgsWord = "no-args";
+constexpr const char* kPlacementWord = "profile-lanes";  // ScanPlan::reads_placement
 // How idxStr shows a ScanPlan::row_order other than time order, after the tokens.
 constexpr std::pair<RowOrder, const char*> kRowOrderWords[] = {
     {RowOrder::kind_ascending, "by-kind"}, {RowOrder::kind_descending, "by-kind-desc"}, {RowOrder::any, "any-order"}};
@@ -114,7 +115,7 @@ struct ScanPlan {
   std::vector<Token> tokens;      // in argv order
   bool feeds_groups = false;      // its rows feed a DISTINCT or GROUP BY: one row stands for a group
   // The query reads lane, thread_name or process_name: they are the whole profile's (ScanFilter::keeps_placement,
-  // src/timeline/profile_placement.h), whatever the constraints leave out.
+  // src/timeline/profile_placement.h), whatever the constraints leave out. Shown in idxStr as kPlacementWord.
   bool reads_placement = false;
   // The query names neither `args` nor `event` (colUsed): the scan need not read what only args show
   // (ScanFilter::args). Shown in idxStr as the word kNoArgsWord, after the tokens.

@@ -132,14 +132,14 @@ j = os.path.join(tmp, "w.json")
 t0, t1 = conn.execute("select min(ts), (min(ts) + max(ts)) / 2 from trace_events").fetchone()
 r = run(profile, "-o", j, "--start", str(t0), "--end", str(t1), "--no-gpu-projection")
 check("--start/--end keep the window's events",
-      r.returncode == 0 and per_kind(json_trace(j)) == counts(f"where ts between {t0} and {t1}"), r.stderr)
+      r.returncode == 0 and per_kind(json_trace(j)) == counts(f"where ts between {t0} and {t1} and derived = 0"), r.stderr)
 r = run(profile, "-o", j, "--gpu", "0", "--pid", "4101", "--no-gpu-projection")
 check("--gpu/--pid keep GPU 0's work and process 4101's events",
       r.returncode == 0 and per_kind(json_trace(j)) == counts(
-          "where (device_id is null and pid = 4101) or (device_id = 0)"), r.stderr)
+          "where derived = 0 and ((device_id is null and pid = 4101) or (device_id = 0))"), r.stderr)
 r = run(profile, "-o", j, "--nvtx-prefix", "step", "--no-gpu-projection")
 check("--nvtx-prefix keeps the NVTX ranges it names, and every other event",
-      r.returncode == 0 and per_kind(json_trace(j)) == counts("where kind != 'nvtx' or name like 'step%'"), r.stderr)
+      r.returncode == 0 and per_kind(json_trace(j)) == counts("where derived = 0 and (kind != 'nvtx' or name like 'step%')"), r.stderr)
 r = run(profile, "-o", j, "--nvtx-color-scheme", '{"^step": "good", "forward": "bad"}')
 colors = {(e["name"].split(" ")[0], e.get("cname")) for e in json_trace(j)["traceEvents"]
           if e.get("cat") == "nvtx" and e.get("ph") == "X"} if r.returncode == 0 else set()
