@@ -74,6 +74,31 @@ void check_program(const std::vector<Instruction>& ops, std::string_view aggrega
         check.why_not = "SQLite enters the scan's loop from elsewhere in the statement";
         return;
       }
+    // A loop around C's (a join with another table, an EXISTS that SQLite turned into one) steps the aggregate with
+    // rows that are not C's, unless the aggregate is finished within each of its turns (a correlated subquery
+    // evaluated per row: its AggFinal inside the loop too). The statement's trailer (after Halt: Transaction, and the
+    // Goto back to the start) is no loop.
+    size_t trailer = ops.size();
+    for (size_t j = next; j < ops.size(); ++j)
+      if (ops[j].opcode == "Halt") {
+        trailer = j;
+        break;
+      }
+    std::vector<size_t> finals;
+    for (size_t j = 0; j < ops.size(); ++j)
+      if (ops[j].opcode == "AggFinal" && ops[j].p1 == ops[step].p3) finals.push_back(j);
+    for (size_t j = next + 1; j < trailer; ++j) {
+      const Instruction& in = ops[j];
+      if (in.opcode == "Gosub" || !may_jump_back(in.opcode) || in.p2 > static_cast<int64_t>(filter)) continue;
+      const size_t target = static_cast<size_t>(std::max<int64_t>(in.p2, 0));
+      bool finished_inside =
+          std::any_of(finals.begin(), finals.end(), [&](size_t f) { return f > next && f >= target && f < j; });
+      if (!finished_inside) {
+        check.why_not = "a loop around the trace_events scan (a join, an EXISTS that SQLite made a join) steps it "
+                        "with rows that are not the scan's";
+        return;
+      }
+    }
     // Between the row and its step, nothing may move another cursor that the aggregate could take for C.
     bool others_exist = std::any_of(cursors.begin(), cursors.end(), [&](const auto& e) {
       return e.first != c && (e.second == Table::other_ours || plan_of(e.first) == plan_of(c));

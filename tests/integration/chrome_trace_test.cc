@@ -486,12 +486,13 @@ TEST_F(QueryShapes, TheRowFormFollowsTheScanItNames) {
       "select k.name, k.ts from trace_events k where k.kind = 'kernel' and exists (select 1 from trace_events a "
       "where a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and a.kind = 'cuda_api')");
   ASSERT_FALSE(launched.empty());
-  // The (*) form takes it too: the subquery's scan has another plan (its own constraints), so the bytecode shows
-  // which scan feeds the aggregate.
-  EXPECT_EQ(events("select chrome_trace(*) from trace_events k where k.kind = 'kernel' and exists (select 1 from "
-                   "trace_events a where a.correlation_id = k.correlation_id and a.global_pid = k.global_pid and "
-                   "a.kind = 'cuda_api')"),
-            launched);
+  // The (*) form: exact where SQLite keeps the EXISTS a subquery (the subquery's scan has another plan), refused
+  // where it turns it into a join (SQLite 3.51 and later); never another scan's rows.
+  const std::string star = "select chrome_trace(*) from trace_events k where k.kind = 'kernel' and exists (select 1 "
+                           "from trace_events a where a.correlation_id = k.correlation_id and a.global_pid = "
+                           "k.global_pid and a.kind = 'cuda_api')";
+  if (db.error_of(star).empty()) EXPECT_EQ(events(star), launched);
+  else expect_error(star, "chrome_trace(t.event)");
   EXPECT_EQ(events("select chrome_trace(k.event) from trace_events k where k.kind = 'kernel' and exists (select 1 "
                    "from trace_events a where a.correlation_id = k.correlation_id and a.global_pid = k.global_pid "
                    "and a.kind = 'cuda_api')"),
