@@ -89,6 +89,23 @@ TraceEventsCursor* ConnectionState::cursor_on(uint64_t token) const {
   return nullptr;
 }
 
+std::shared_ptr<const ProfilePlacement> ConnectionState::placement(
+    const std::vector<std::pair<std::string, std::shared_ptr<const ProfileCatalog>>>& reports) {
+  std::vector<std::shared_ptr<const ProfileCatalog>> catalogs;
+  for (const auto& r : reports) catalogs.push_back(r.second);
+  if (placement_ && catalogs == placement_catalogs_) return placement_;
+  StatementCache statements;
+  std::vector<TimelineScan::Report> all = TimelineScan::align_reports(db_, reports);
+  for (TimelineScan::Report& r : all) r.context.statements = &statements;
+  ScanFilter every_row;
+  every_row.args = false;
+  for (const auto& r : reports) every_row.schemas.push_back(r.first);
+  std::unique_ptr<TimelineScan> scan = open_scan(*this, std::move(all), every_row);
+  placement_ = place_every_row(*scan);
+  placement_catalogs_ = std::move(catalogs);
+  return placement_;
+}
+
 TraceEventsCursor* ConnectionState::find_cursor(uint64_t id) const {
   for (TraceEventsCursor* c : cursors_)
     if (c->id == id) return c;

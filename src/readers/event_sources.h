@@ -67,8 +67,8 @@ struct ScanFilter {
   // a pid, an upper time bound and a LIMIT keep whole tracks up to a time; the NVTX projection has tracks of its own).
   bool keeps_placement() const {
     const uint32_t stored = kAllKinds & ~kDerivedKinds;
-    return impossible || ((kinds & stored) == stored || (kinds & stored) == 0) && names.empty() && !ts_min &&
-                             !correlations && !global_tids && !global_pids;
+    const bool whole_kinds = (kinds & stored) == stored || (kinds & stored) == 0;
+    return impossible || (whole_kinds && names.empty() && !ts_min && !correlations && !global_tids && !global_pids);
   }
   // Constraints beyond kind and report narrow the rows within the tables read (their sizes say little of the rows).
   bool narrows_rows() const {
